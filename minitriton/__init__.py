@@ -1,0 +1,6 @@
+"""minitriton: a Triton-compatible block language executed on the CPU."""
+from .jit import jit, JITFunction, cdiv, next_power_of_2
+from .memory import OutOfBoundsError
+from . import language
+
+__all__ = ["jit", "JITFunction", "cdiv", "next_power_of_2", "OutOfBoundsError", "language"]

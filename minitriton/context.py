@@ -1,0 +1,59 @@
+"""The state of the launch being executed: which programs run, and the buffers they touch."""
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+from .tensor import tensor
+from . import dtypes as D
+
+_local = threading.local()
+
+
+class LaunchState:
+    """Programs `pids` (rows x 3) of kernel `name` running in lockstep over `grid`."""
+
+    def __init__(self, name, grid, pids: np.ndarray, buffers):
+        self.name, self.grid, self.pids, self.buffers = name, grid, pids, buffers
+        self.rows = pids.shape[0]
+        self._pid_tensors = {}
+
+    def program_id(self, axis):
+        if axis not in (0, 1, 2):
+            raise ValueError(f"program_id axis must be 0, 1 or 2, got {axis!r}")
+        t = self._pid_tensors.get(axis)
+        if t is None:
+            c = self.pids[:, axis].astype(np.int64)
+            if self.rows > 1 and (c == c[0]).all():
+                c = c[:1]
+            t = self._pid_tensors[axis] = tensor(None, D.int32, (), aff=(c, ()))
+        return t
+
+    def pid_tuple(self, row):
+        return tuple(int(x) for x in self.pids[min(row, self.rows - 1)])
+
+
+def current() -> LaunchState:
+    st = getattr(_local, "state", None)
+    if st is None:
+        raise RuntimeError("minitriton language functions can only be called inside a kernel launch "
+                           "(kernel[grid](...))")
+    return st
+
+
+def active() -> bool:
+    return getattr(_local, "state", None) is not None
+
+
+class running:
+    def __init__(self, state):
+        self.state = state
+
+    def __enter__(self):
+        self.prev = getattr(_local, "state", None)
+        _local.state = self.state
+        return self.state
+
+    def __exit__(self, *exc):
+        _local.state = self.prev

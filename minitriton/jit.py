@@ -1,0 +1,227 @@
+"""`@jit` kernels and their launches: `kernel[grid](*args, **meta)`.
+
+A launch first runs every program in lockstep: the kernel body executes once, and each value
+holds one row per program.  If control flow turns out to depend on the program id (an `if`
+or loop bound that differs between programs), the launch restarts and runs the programs one
+at a time, in order.  Both give the same bits.  Stores land in private copies that are
+written back only when the whole launch succeeded.
+"""
+from __future__ import annotations
+
+import builtins
+import functools
+import inspect
+import math
+import types
+
+import numpy as np
+
+from . import context
+from .memory import Buffer, argument_pointer
+from .tensor import Divergent, constexpr, tensor
+
+LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "enable_fp_fusion", "stream", "warmup",
+                  "debug", "launch_cooperative_grid")
+LOCKSTEP_ROWS = 4096  # programs per lockstep chunk: bounds memory for very large grids
+
+
+def _kernel_min(*args, **kw):
+    if any(isinstance(a, tensor) for a in args):
+        from .ops import minimum
+        return functools.reduce(minimum, args)
+    return builtins.min(*args, **kw)
+
+
+def _kernel_max(*args, **kw):
+    if any(isinstance(a, tensor) for a in args):
+        from .ops import maximum
+        return functools.reduce(maximum, args)
+    return builtins.max(*args, **kw)
+
+
+# Inside kernels, Python's min/max of tensors mean tl.minimum/tl.maximum, as in Triton.
+_KERNEL_BUILTINS = dict(vars(builtins), min=_kernel_min, max=_kernel_max)
+
+
+def _is_constexpr(annotation):
+    if annotation is constexpr:
+        return True
+    return isinstance(annotation, str) and annotation.split(".")[-1] == "constexpr"
+
+
+def cdiv(x, y):
+    return (x + y - 1) // y
+
+
+def next_power_of_2(n: int) -> int:
+    n = int(n)
+    return 1 if n <= 1 else 1 << (n - 1).bit_length()
+
+
+class JITFunction:
+    def __init__(self, fn, **options):
+        self.fn = fn
+        self.options = options
+        self.__name__ = fn.__name__
+        self.__doc__ = fn.__doc__
+        self.__module__ = fn.__module__
+        self.__wrapped__ = fn
+        self.signature = inspect.signature(fn)
+        self.arg_names = list(self.signature.parameters)
+        self.constexprs = [n for n, p in self.signature.parameters.items() if _is_constexpr(p.annotation)]
+        self.last_launch = None
+
+    @functools.cached_property
+    def src(self) -> str:
+        return inspect.getsource(self.fn)
+
+    def __repr__(self):
+        return f"JITFunction({self.fn.__module__}:{self.fn.__qualname__})"
+
+    # -- launching ----------------------------------------------------------------------
+    def __getitem__(self, grid):
+        return lambda *args, **kwargs: self.run(*args, grid=grid, **kwargs)
+
+    def __call__(self, *args, **kwargs):
+        if not context.active():
+            raise RuntimeError(f"kernel '{self.__name__}' must be launched with a grid: {self.__name__}[grid](...)")
+        return self._body()(*args, **kwargs)
+
+    def _body(self):
+        g = dict(self.fn.__globals__)
+        g["__builtins__"] = _KERNEL_BUILTINS
+        return types.FunctionType(self.fn.__code__, g, self.fn.__name__, self.fn.__defaults__, self.fn.__closure__)
+
+    def bind(self, args, kwargs):
+        """Bound arguments by name, with a clear error for a wrong call."""
+        unknown = [k for k in kwargs if k not in self.signature.parameters]
+        if unknown:
+            raise TypeError(f"kernel '{self.__name__}' got unexpected keyword argument(s) {unknown}; "
+                            f"its parameters are {self.arg_names}")
+        if len(args) > len(self.arg_names):
+            raise TypeError(f"kernel '{self.__name__}' takes {len(self.arg_names)} arguments "
+                            f"({', '.join(self.arg_names)}) but {len(args)} were given")
+        try:
+            bound = self.signature.bind(*args, **kwargs)
+        except TypeError as e:
+            missing = [n for n in self.arg_names[len(args):]
+                       if n not in kwargs and self.signature.parameters[n].default is inspect.Parameter.empty]
+            if missing:
+                kinds = ["constexpr " + n if n in self.constexprs else n for n in missing]
+                raise TypeError(f"kernel '{self.__name__}' is missing argument(s): {', '.join(kinds)}") from None
+            raise TypeError(f"kernel '{self.__name__}': {e}") from None
+        bound.apply_defaults()
+        return dict(bound.arguments)
+
+    def run(self, *args, grid, **kwargs):
+        options = {k: kwargs.pop(k) for k in LAUNCH_OPTIONS if k in kwargs}
+        bound = self.bind(args, kwargs)
+        grid = self._grid(grid, bound)
+        self.last_launch = dict(grid=grid, args=bound, num_warps=options.get("num_warps", 4),
+                                num_stages=options.get("num_stages", 3))
+        if options.get("warmup"):
+            return None
+        if math.prod(grid) == 0:
+            return None
+        self._execute(bound, grid)
+        return None
+
+    def warmup(self, *args, grid, **kwargs):
+        return self.run(*args, grid=grid, warmup=True, **kwargs)
+
+    def _grid(self, grid, bound):
+        if callable(grid):
+            grid = grid(dict(bound))
+        if isinstance(grid, (int, np.integer)):
+            grid = (grid,)
+        if not isinstance(grid, (tuple, list)) or not 1 <= len(grid) <= 3:
+            raise ValueError(f"kernel '{self.__name__}': grid must be a tuple of 1 to 3 ints (or a callable "
+                             f"returning one), got {grid!r}")
+        out = []
+        for g in grid:
+            if isinstance(g, constexpr):
+                g = g.value
+            if not isinstance(g, (int, np.integer)) or g < 0:
+                raise ValueError(f"kernel '{self.__name__}': grid entries must be non-negative ints, got {grid!r}")
+            out.append(int(g))
+        return tuple(out) + (1,) * (3 - len(out))
+
+    def _arguments(self, bound):
+        """Kernel arguments: arrays become pointers (aliased arrays share one buffer)."""
+        buffers, values = {}, {}
+        for name, a in bound.items():
+            if isinstance(a, np.ndarray):
+                key = (a.__array_interface__["data"][0], a.dtype.str, a.shape, a.strides)
+                buf = buffers.get(key)
+                if buf is None:
+                    buf = buffers[key] = Buffer(name, a)
+                values[name] = argument_pointer(buf)
+            elif a is None or isinstance(a, (bool, int, float, str, np.generic, constexpr, tensor)) \
+                    or name in self.constexprs or inspect.isfunction(a) or isinstance(a, JITFunction):
+                values[name] = a
+            else:
+                from . import dtypes as D
+                if isinstance(a, (D.dtype, type)):
+                    values[name] = a
+                else:
+                    raise TypeError(f"kernel '{self.__name__}': argument '{name}' has unsupported type "
+                                    f"{type(a).__name__}; pass numpy arrays, numbers or constexpr values")
+        return values, list(buffers.values())
+
+    def _execute(self, bound, grid):
+        values, buffers = self._arguments(bound)
+        gx, gy, gz = grid
+        z, y, x = np.meshgrid(np.arange(gz), np.arange(gy), np.arange(gx), indexing="ij")
+        pids = np.stack([x.reshape(-1), y.reshape(-1), z.reshape(-1)], axis=1).astype(np.int32)
+        body = self._body()
+        try:
+            try:
+                for start in range(0, pids.shape[0], LOCKSTEP_ROWS):
+                    self._run_programs(body, values, grid, pids[start:start + LOCKSTEP_ROWS], buffers)
+            except Divergent:
+                for b in buffers:
+                    b.reset()
+                for row in range(pids.shape[0]):
+                    self._run_programs(body, values, grid, pids[row:row + 1], buffers)
+        except BaseException as e:
+            for b in buffers:
+                b.reset()
+            if isinstance(e, Exception) and not getattr(e, "_mt_noted", False):
+                e.add_note(f"(in minitriton kernel '{self.__name__}', grid {grid})")
+                e._mt_noted = True
+            raise
+        for b in buffers:
+            b.commit()
+
+    def _run_programs(self, body, values, grid, pids, buffers):
+        state = context.LaunchState(self.__name__, grid, pids, buffers)
+        with context.running(state):
+            body(**values)
+
+    def execute_one_at_a_time(self, *args, grid, **kwargs):
+        """Run every program separately (the fallback path), for tests and benchmarks."""
+        for k in LAUNCH_OPTIONS:
+            kwargs.pop(k, None)
+        bound = self.bind(args, kwargs)
+        grid = self._grid(grid, bound)
+        values, buffers = self._arguments(bound)
+        gx, gy, gz = grid
+        z, y, x = np.meshgrid(np.arange(gz), np.arange(gy), np.arange(gx), indexing="ij")
+        pids = np.stack([x.reshape(-1), y.reshape(-1), z.reshape(-1)], axis=1).astype(np.int32)
+        body = self._body()
+        try:
+            for row in range(pids.shape[0]):
+                self._run_programs(body, values, grid, pids[row:row + 1], buffers)
+        except BaseException:
+            for b in buffers:
+                b.reset()
+            raise
+        for b in buffers:
+            b.commit()
+
+
+def jit(fn=None, **options):
+    """Decorator: `@jit` or `@jit(debug=True, ...)` (options are accepted and kept)."""
+    if fn is None:
+        return lambda f: JITFunction(f, **options)
+    return JITFunction(fn, **options)

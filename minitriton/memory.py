@@ -1,0 +1,301 @@
+"""Kernel arguments' memory: pointers, loads, stores and atomics.
+
+Each array argument becomes a `Buffer`: a flat view of the memory the array spans, with
+element 0 at the array's first element (like a device pointer), so strided and transposed
+views work with strides passed as ints.  Stores go to a private copy that is written back
+only when the whole launch has succeeded; an error anywhere leaves every argument untouched.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+
+from . import dtypes as D
+from . import _numba
+from . import context
+from .tensor import tensor, to_tensor, _round
+
+
+class OutOfBoundsError(IndexError):
+    """An unmasked load or store touched memory outside its argument."""
+
+
+def _flat_view(name, a: np.ndarray):
+    item = a.itemsize
+    if a.ndim == 0:
+        a = a.reshape(1)
+    if any(s % item for s in a.strides):
+        raise ValueError(f"argument '{name}': strides {a.strides} are not a multiple of the element size {item}")
+    if a.size == 0:
+        return a.reshape(-1), 0
+    x = a[tuple(slice(None, None, -1) if s < 0 else slice(None) for s in a.strides)]
+    extent = 1 + sum((n - 1) * abs(s) // item for n, s in zip(a.shape, a.strides))
+    origin = sum((n - 1) * -s // item for n, s in zip(a.shape, a.strides) if s < 0)
+    return as_strided(x, shape=(extent,), strides=(item,), writeable=a.flags.writeable), origin
+
+
+class Buffer:
+    def __init__(self, name: str, array: np.ndarray):
+        self.name, self.array = name, array
+        self.dtype = D.from_numpy(array.dtype)
+        self.flat, self.origin = _flat_view(name, array)
+        self.reset()
+
+    def reset(self):
+        self.shadow, self.private, self.dirty = None, False, False
+
+    def data(self) -> np.ndarray:
+        """Flat values in the container dtype, for reading."""
+        if self.shadow is None:
+            if self.flat.dtype == self.dtype.container:
+                self.shadow = self.flat
+            else:
+                self.shadow = self._convert_in()
+                self.private = True
+        return self.shadow
+
+    def _convert_in(self):
+        if self.dtype is D.float16:
+            return _numba.half_to_float(self.flat)
+        return self.flat.astype(self.dtype.container)
+
+    def writable(self) -> np.ndarray:
+        if not self.flat.flags.writeable:
+            raise ValueError(f"argument '{self.name}' is read-only but the kernel stores to it")
+        if not self.private:
+            self.shadow = self.data().copy() if self.shadow is None or self.shadow is self.flat else self.shadow
+            self.private = True
+        self.dirty = True
+        return self.shadow
+
+    def commit(self):
+        if not self.dirty:
+            return
+        s = self.shadow
+        if self.dtype is D.float16:
+            s = _numba.float_to_half(s)
+        elif s.dtype != self.flat.dtype:
+            s = s.astype(self.flat.dtype)
+        self.flat[...] = s
+        self.reset()
+
+
+def argument_pointer(buf: Buffer) -> tensor:
+    return tensor(None, D.pointer_type(buf.dtype), (), aff=(np.zeros(1, np.int64), ()), buf=buf)
+
+
+# ---------------------------------------------------------------- pointer arithmetic
+def _offsets(p: tensor) -> tensor:
+    return tensor(p._v, D.int64, p.shape, aff=p.aff)
+
+
+def pointer_binary(a, b, op):
+    from .ops import binary
+    if isinstance(a, tensor) and a.buf is not None and isinstance(b, tensor) and b.buf is not None:
+        if op == "sub" and a.buf is b.buf:
+            return binary(_offsets(a), _offsets(b), "sub")
+        if op in ("eq", "ne", "lt", "le", "gt", "ge") and a.buf is b.buf:
+            return binary(_offsets(a), _offsets(b), op)
+        raise TypeError(f"unsupported pointer operation '{op}' between two pointers")
+    ptr, other, ptr_first = (a, b, True) if isinstance(a, tensor) and a.buf is not None else (b, a, False)
+    other = to_tensor(other)
+    if not other.dtype.is_int() or other.dtype.is_bool():
+        raise TypeError(f"pointer arithmetic needs integer offsets, got {other.dtype}")
+    if op not in ("add", "sub") or (op == "sub" and not ptr_first):
+        raise TypeError(f"unsupported pointer operation '{op}'")
+    r = binary(_offsets(ptr), other, op)
+    return tensor(r._v, ptr.dtype, r.shape, aff=r.aff, buf=ptr.buf)
+
+
+def pointer_where(cond, x, y):
+    from .ops import where
+    if x.buf is None or y.buf is not x.buf:
+        raise TypeError("tl.where on pointers needs two pointers into the same argument")
+    r = where(cond, _offsets(x), _offsets(y))
+    return tensor(r.v, x.dtype, r.shape, buf=x.buf)
+
+
+# ---------------------------------------------------------------- access helpers
+def _check_pointer(pointer, what):
+    if not isinstance(pointer, tensor) or pointer.buf is None:
+        raise TypeError(f"tl.{what} expects a pointer (an array argument plus offsets), got {pointer!r}")
+    return pointer
+
+
+def _mask(mask, shape, what):
+    if mask is None:
+        return None
+    m = to_tensor(mask)
+    if m.buf is not None:
+        raise TypeError(f"tl.{what}: mask must be a boolean block, got a pointer")
+    try:
+        full = tuple(np.broadcast_shapes(m.shape, shape))
+    except ValueError:
+        full = None
+    if full != tuple(shape):
+        raise ValueError(f"tl.{what}: mask of shape {list(m.shape)} does not broadcast to the pointer's shape {list(shape)}")
+    v = m.v
+    v = v.reshape((v.shape[0],) + (1,) * (len(shape) - len(m.shape)) + m.shape).astype(bool, copy=False)
+    return None if v.all() else v
+
+
+def _window(src, steps, shape):
+    """A view with one block-shaped window starting at every element of `src`."""
+    item = src.itemsize
+    extent = 1 + sum(s * (n - 1) for s, n in zip(steps, shape))
+    return as_strided(src, shape=(src.size - extent + 1,) + tuple(shape),
+                      strides=(item,) + tuple(s * item for s, n in zip(steps, shape)), writeable=src.flags.writeable)
+
+
+def _affine_in_bounds(pointer, n):
+    """Bases of an affine pointer whose every lane lies inside the buffer, else None."""
+    if pointer.aff is None:
+        return None
+    c, steps = pointer.aff
+    if any(s < 0 for s, k in zip(steps, pointer.shape) if k > 1):
+        return None
+    steps = tuple(s if k > 1 else 0 for s, k in zip(steps, pointer.shape))
+    base = c + pointer.buf.origin
+    span = sum(s * (k - 1) for s, k in zip(steps, pointer.shape))
+    if base.min() < 0 or base.max() + span >= n:
+        return None
+    return base, steps
+
+
+def _raise_oob(pointer, off, bad, n, what):
+    ctx = context.current()
+    rows = bad.reshape(bad.shape[0], -1)
+    row = int(np.argmax(rows.any(1)))
+    lane = int(np.argmax(rows[row]))
+    o = int(off.reshape(off.shape[0], -1)[min(row, off.shape[0] - 1), lane]) - pointer.buf.origin
+    lo, hi = -pointer.buf.origin, n - pointer.buf.origin
+    raise OutOfBoundsError(
+        f"kernel '{ctx.name}', program {ctx.pid_tuple(row)}: tl.{what} through argument '{pointer.buf.name}' "
+        f"is out of bounds: offset {o} (lane {lane} of a block of shape {list(pointer.shape)}) is outside "
+        f"[{lo}, {hi}); mask the access or fix the offsets. The launch wrote nothing.")
+
+
+def _materialized(pointer, m, n, what):
+    """Offsets (with masked-off lanes set to 0 after checking the rest) for a gather or scatter."""
+    off = pointer.v + pointer.buf.origin
+    if m is not None:
+        rows = max(off.shape[0], m.shape[0])
+        off = np.broadcast_to(off, (rows,) + off.shape[1:])
+        m = np.broadcast_to(m, off.shape)
+    bad = (off < 0) | (off >= n)
+    if m is not None:
+        bad &= m
+    if bad.any():
+        _raise_oob(pointer, off, bad, n, what)
+    if m is not None:
+        off = np.where(m, off, 0)
+    return off, m
+
+
+# ---------------------------------------------------------------- load / store / atomics
+def load(pointer, mask=None, other=None, boundary_check=(), padding_option="", cache_modifier="",
+         eviction_policy="", volatile=False):
+    pointer = _check_pointer(pointer, "load")
+    buf = pointer.buf
+    src = buf.data()
+    m = _mask(mask, pointer.shape, "load")
+    fast = _affine_in_bounds(pointer, src.size)
+    if fast is not None:
+        base, steps = fast
+        vals = _window(src, steps, pointer.shape)[base] if pointer.shape else src[base]
+    else:
+        off, m = _materialized(pointer, m, src.size, "load")
+        vals = src[off]
+    if m is not None:
+        fill = np.zeros((), src.dtype) if other is None else to_tensor(other, _like(buf)).v
+        fill = fill.astype(src.dtype, copy=False) if hasattr(fill, "astype") else fill
+        if isinstance(fill, np.ndarray) and fill.ndim > 1:
+            fill = fill.reshape((fill.shape[0],) + (1,) * (len(pointer.shape) + 1 - fill.ndim) + fill.shape[1:])
+        vals = np.where(m, vals, fill)
+    return tensor(vals, buf.dtype, pointer.shape)
+
+
+def _like(buf):
+    return tensor(None, buf.dtype, ())
+
+
+def _values_for(pointer, value, what):
+    buf = pointer.buf
+    value = to_tensor(value, _like(buf))
+    if value.buf is not None:
+        raise TypeError(f"tl.{what}: storing pointers is not supported")
+    if value.dtype is not buf.dtype:
+        from .ops import cast
+        value = cast(value, buf.dtype)
+    try:
+        full = tuple(np.broadcast_shapes(value.shape, pointer.shape))
+    except ValueError:
+        full = None
+    if full != tuple(pointer.shape):
+        raise ValueError(f"tl.{what}: value of shape {list(value.shape)} does not broadcast to the pointer's shape "
+                         f"{list(pointer.shape)}")
+    v = value.v
+    return v.reshape((v.shape[0],) + (1,) * (len(pointer.shape) - len(value.shape)) + value.shape)
+
+
+def store(pointer, value, mask=None, boundary_check=(), cache_modifier="", eviction_policy=""):
+    pointer = _check_pointer(pointer, "store")
+    buf = pointer.buf
+    vals = _values_for(pointer, value, "store")
+    m = _mask(mask, pointer.shape, "store")
+    dst = buf.writable()
+    fast = _affine_in_bounds(pointer, dst.size) if m is None else None
+    if fast is not None:
+        base, steps = fast
+        vals = np.broadcast_to(vals, (max(base.shape[0], vals.shape[0]),) + pointer.shape)
+        if base.shape[0] < vals.shape[0]:
+            base = np.broadcast_to(base, vals.shape[:1])
+        if pointer.shape:
+            _window(dst, steps, pointer.shape)[base] = vals
+        else:
+            dst[base] = vals
+        return None
+    off, m = _materialized(pointer, m, dst.size, "store")
+    rows = max(off.shape[0], vals.shape[0])
+    off = np.broadcast_to(off, (rows,) + off.shape[1:])
+    vals = np.broadcast_to(vals, off.shape)
+    if m is None:
+        dst[off.reshape(-1)] = vals.reshape(-1)
+    else:
+        m = np.broadcast_to(m, off.shape)
+        dst[off[m]] = vals[m]
+    return None
+
+
+def _atomic(op, pointer, val, mask=None, sem=None, scope=None):
+    what = f"atomic_{op}"
+    pointer = _check_pointer(pointer, what)
+    buf = pointer.buf
+    vals = _values_for(pointer, val, what)
+    m = _mask(mask, pointer.shape, what)
+    dst = buf.writable()
+    off, m = _materialized(pointer, m, dst.size, what)
+    rows = max(off.shape[0], vals.shape[0], 1 if m is None else m.shape[0])
+    full = (rows,) + tuple(pointer.shape)
+    off = np.broadcast_to(off, full).reshape(-1)
+    vals = np.broadcast_to(vals, full).reshape(-1)
+    old = np.zeros(off.size, dst.dtype)
+    sel = np.ones(off.size, bool) if m is None else np.broadcast_to(m, full).reshape(-1)
+    old[sel] = _numba.atomic_apply(dst, off[sel], vals[sel], op, buf.dtype is D.float16)
+    return tensor(old.reshape(full), buf.dtype, pointer.shape)
+
+
+def atomic_add(pointer, val, mask=None, sem=None, scope=None):
+    return _atomic("add", pointer, val, mask)
+
+
+def atomic_max(pointer, val, mask=None, sem=None, scope=None):
+    return _atomic("max", pointer, val, mask)
+
+
+def atomic_min(pointer, val, mask=None, sem=None, scope=None):
+    return _atomic("min", pointer, val, mask)
+
+
+def atomic_xchg(pointer, val, mask=None, sem=None, scope=None):
+    return _atomic("xchg", pointer, val, mask)

@@ -1,0 +1,634 @@
+"""Arithmetic, math, shape, reduction and dot operations of the block language."""
+from __future__ import annotations
+
+import builtins
+import math
+import os
+
+import numpy as np
+
+from . import dtypes as D
+from . import _numba
+from .tensor import tensor, to_tensor, uniform, constexpr, _round
+from . import context
+
+
+def _cv(x):
+    return x.value if isinstance(x, constexpr) else x
+
+
+# ---------------------------------------------------------------- broadcasting helpers
+def _bshape(a, b):
+    try:
+        return tuple(np.broadcast_shapes(a, b))
+    except ValueError:
+        raise ValueError(f"incompatible block shapes {list(a)} and {list(b)}") from None
+
+
+def _aligned(x: tensor, nd: int, dt=None) -> np.ndarray:
+    """x's rows reshaped to rank 1+nd (leading block dims of size 1), in dt's container."""
+    v = x.v
+    if dt is not None and x.buf is None:
+        v = v.astype(dt.container, copy=False)
+    pad = nd - len(x.shape)
+    return v.reshape((v.shape[0],) + (1,) * pad + x.shape) if pad else v
+
+
+def _aligned_steps(x: tensor, shape) -> tuple:
+    pad = len(shape) - len(x.shape)
+    steps = (0,) * pad + tuple(s if n > 1 else 0 for s, n in zip(x.aff[1], x.shape))
+    return steps
+
+
+def _aff_bounds(x: tensor):
+    """Per-row (min, max) of an affine integer tensor without materialising it."""
+    c, steps = x.aff
+    lo = c.copy()
+    hi = c.copy()
+    for s, n in zip(steps, x.shape):
+        span = s * (n - 1)
+        if span < 0:
+            lo = lo + span
+        else:
+            hi = hi + span
+    return lo, hi
+
+
+def _uniform_int(x):
+    """The Python int of a uniform integer scalar, or None."""
+    if isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_)):
+        return int(x)
+    if isinstance(x, tensor) and x.buf is None and not x.shape and x.dtype.is_int() and x.rows == 1 and not x.dtype.is_bool():
+        return int(x.aff[0][0]) if x.aff is not None else int(x.v.reshape(-1)[0])
+    return None
+
+
+# ---------------------------------------------------------------- binary operations
+def _int_div(a, b):
+    with np.errstate(all="ignore"):
+        q = np.floor_divide(a, b)
+        fix = (np.remainder(a, b) != 0) & ((a < 0) != (b < 0))
+    return np.where(fix, q + 1, q) if fix.any() else q
+
+
+_NUMPY = {
+    "add": np.add, "sub": np.subtract, "mul": np.multiply,
+    "and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor,
+    "lshift": np.left_shift, "rshift": np.right_shift,
+    "lt": np.less, "le": np.less_equal, "gt": np.greater, "ge": np.greater_equal,
+    "eq": np.equal, "ne": np.not_equal,
+}
+_COMPARE = {"lt", "le", "gt", "ge", "eq", "ne"}
+
+
+def binary(a, b, op: str) -> tensor:
+    if isinstance(a, tensor) and a.buf is not None or isinstance(b, tensor) and b.buf is not None:
+        from .memory import pointer_binary
+        return pointer_binary(a, b, op)
+    a = to_tensor(a, b if isinstance(b, tensor) else None)
+    b = to_tensor(b, a)
+    dt = D.promote(a.dtype, b.dtype)
+    if op == "truediv" and dt.is_int():
+        dt = D.float32
+    if op in ("and", "or", "xor", "lshift", "rshift") and dt.is_floating():
+        raise TypeError(f"bitwise operator '{op}' needs integer operands, got {a.dtype} and {b.dtype}")
+    shape = _bshape(a.shape, b.shape)
+    aff = _affine(a, b, op, shape) if dt.is_int() and not dt.is_bool() else None
+    if aff is not None:
+        return tensor(None, dt, shape, aff=aff)
+    nd = len(shape)
+    va, vb = _aligned(a, nd, dt), _aligned(b, nd, dt)
+    with np.errstate(all="ignore"):
+        if op in _NUMPY:
+            out = _NUMPY[op](va, vb)
+        elif op == "truediv":
+            out = np.true_divide(va, vb)
+        elif op == "floordiv":
+            out = _int_div(va, vb) if dt.is_int() else np.floor_divide(va, vb)
+        elif op == "mod":
+            out = np.fmod(va, vb)
+        else:
+            raise NotImplementedError(op)
+    if op in _COMPARE:
+        return tensor(out, D.int1, shape)
+    return tensor(_round(out, dt) if dt.kind == "f" and dt.bits == 16 else out.astype(dt.container, copy=False), dt, shape)
+
+
+def _affine(a: tensor, b: tensor, op: str, shape):
+    """Keep the affine description through index arithmetic where it stays exact."""
+    if a.aff is None or b.aff is None:
+        return None
+    if op in ("add", "sub"):
+        sa, sb = _aligned_steps(a, shape), _aligned_steps(b, shape)
+        sign = 1 if op == "add" else -1
+        return (a.aff[0] + sign * b.aff[0], tuple(x + sign * y for x, y in zip(sa, sb)))
+    if op == "mul":
+        for x, y in ((a, b), (b, a)):
+            k = _uniform_int(y)
+            if k is not None:
+                return (x.aff[0] * k, tuple(s * k for s in _aligned_steps(x, shape)))
+            if not y.shape and not any(x.aff[1]):
+                return (x.aff[0] * y.aff[0], (0,) * len(shape))
+        return None
+    if op == "mod":
+        m = _uniform_int(b)
+        if m is not None and m > 0:
+            lo, hi = _aff_bounds(a)
+            if lo.min() >= 0 and hi.max() < m:
+                return (a.aff[0], _aligned_steps(a, shape))
+        if not a.shape and not b.shape:
+            return (np.fmod(a.aff[0], b.aff[0]), ())
+        return None
+    if op == "floordiv" and not a.shape and not b.shape:
+        return (_int_div(a.aff[0], b.aff[0]), ())
+    return None
+
+
+def _unary_minus(x):
+    x = to_tensor(x)
+    if x.aff is not None:
+        return tensor(None, x.dtype, x.shape, aff=(-x.aff[0], tuple(-s for s in x.aff[1])))
+    return tensor(-x.v, x.dtype, x.shape)
+
+
+def _invert(x):
+    if x.dtype.is_floating():
+        raise TypeError("operator '~' needs an integer operand")
+    return tensor(np.invert(x.v), x.dtype, x.shape)
+
+
+def _install_operators():
+    def make(op, reflected=False):
+        if reflected:
+            return lambda self, other: binary(other, self, op)
+        return lambda self, other: binary(self, other, op)
+
+    for op in ("add", "sub", "mul", "truediv", "floordiv", "mod", "and", "or", "xor", "lshift", "rshift"):
+        setattr(tensor, f"__{op}__", make(op))
+        setattr(tensor, f"__r{op}__", make(op, True))
+        setattr(tensor, f"__i{op}__", make(op))
+    for op in ("lt", "le", "gt", "ge", "eq", "ne"):
+        setattr(tensor, f"__{op}__", make(op))
+    tensor.__neg__ = _unary_minus
+    tensor.__pos__ = lambda self: self
+    tensor.__invert__ = _invert
+    tensor.__hash__ = object.__hash__
+
+
+_install_operators()
+
+
+# ---------------------------------------------------------------- creation
+def program_id(axis):
+    return context.current().program_id(_cv(axis))
+
+
+def num_programs(axis):
+    return to_tensor(context.current().grid[_cv(axis)])
+
+
+def arange(start, end):
+    start, end = _cv(start), _cv(end)
+    if not isinstance(start, (int, np.integer)) or not isinstance(end, (int, np.integer)):
+        raise TypeError(f"tl.arange needs constexpr int bounds, got {start!r} and {end!r}")
+    n = int(end) - int(start)
+    if n <= 0 or n & (n - 1):
+        raise ValueError(f"tl.arange's range must be a power of 2 (as in Triton), got arange({start}, {end}) of length {n}")
+    return tensor(None, D.int32, (n,), aff=(np.array([int(start)], np.int64), (1,)))
+
+
+def _shape_arg(shape):
+    shape = _cv(shape)
+    if isinstance(shape, (int, np.integer)):
+        shape = (shape,)
+    shape = tuple(int(_cv(s)) for s in shape)
+    for s in shape:
+        if s <= 0 or s & (s - 1):
+            raise ValueError(f"block dimensions must be powers of 2, got shape {list(shape)}")
+    return shape
+
+
+def full(shape, value, dtype):
+    shape, dtype = _shape_arg(shape), _cv(dtype)
+    v = np.broadcast_to(np.asarray(value, dtype.container).reshape((1,) * (len(shape) + 1)), (1,) + shape)
+    return tensor(v, dtype, shape)
+
+
+def zeros(shape, dtype):
+    return full(shape, 0, dtype)
+
+
+def zeros_like(x):
+    return zeros(x.shape, x.dtype)
+
+
+def full_like(x, value):
+    return full(x.shape, value, x.dtype)
+
+
+def cdiv(x, div):
+    return (x + div - 1) // div
+
+
+# ---------------------------------------------------------------- casts
+def cast(x, dtype, bitcast=False, **_):
+    x = to_tensor(x)
+    dtype = _cv(dtype)
+    if isinstance(dtype, D.pointer_type):
+        raise TypeError("casting to a pointer type is not supported")
+    if x.dtype is dtype:
+        return x
+    if bitcast:
+        if x.dtype.bits != dtype.bits:
+            raise ValueError(f"bitcast needs equal bit widths, got {x.dtype} -> {dtype}")
+        storage = x.v.astype(x.dtype.np) if x.dtype.container != x.dtype.np else x.v
+        return tensor(np.ascontiguousarray(storage).view(dtype.np).astype(dtype.container, copy=False), dtype, x.shape)
+    v = x.v
+    if dtype.is_bool():
+        out = v != 0
+    elif dtype.is_floating():
+        out = _round(v.astype(np.float64 if dtype is D.float64 else np.float32, copy=False), dtype)
+    else:
+        with np.errstate(all="ignore"):
+            src = np.trunc(v) if x.dtype.is_floating() else v
+            out = src.astype(dtype.np)
+    if x.aff is not None and dtype.is_int() and not dtype.is_bool():
+        return tensor(None, dtype, x.shape, aff=x.aff)
+    return tensor(out, dtype, x.shape)
+
+
+# ---------------------------------------------------------------- elementwise math
+def _float_unary(name, fn):
+    def op(x, *args, **kw):
+        x = to_tensor(x)
+        if not x.dtype.is_floating():
+            raise TypeError(f"tl.{name} needs a floating-point input, got {x.dtype}")
+        with np.errstate(all="ignore"):
+            out = fn(x.v.astype(x.dtype.container, copy=False))
+        return tensor(_round(out, x.dtype), x.dtype, x.shape)
+    op.__name__ = name
+    return op
+
+
+exp = _float_unary("exp", np.exp)
+exp2 = _float_unary("exp2", np.exp2)
+log = _float_unary("log", np.log)
+log2 = _float_unary("log2", np.log2)
+sqrt = _float_unary("sqrt", np.sqrt)
+rsqrt = _float_unary("rsqrt", lambda v: 1 / np.sqrt(v))
+sin = _float_unary("sin", np.sin)
+cos = _float_unary("cos", np.cos)
+floor = _float_unary("floor", np.floor)
+ceil = _float_unary("ceil", np.ceil)
+sigmoid = _float_unary("sigmoid", lambda v: 1 / (1 + np.exp(-v)))
+erf = _float_unary("erf", np.vectorize(math.erf, otypes=[np.float64]))
+
+
+def abs(x):
+    x = to_tensor(x)
+    return tensor(np.abs(x.v), x.dtype, x.shape)
+
+
+def _binary_fn(name, fn):
+    def op(x, y, *args, **kw):
+        x = to_tensor(x, y if isinstance(y, tensor) else None)
+        y = to_tensor(y, x)
+        dt = D.promote(x.dtype, y.dtype)
+        shape = _bshape(x.shape, y.shape)
+        out = fn(_aligned(x, len(shape), dt), _aligned(y, len(shape), dt))
+        return tensor(out.astype(dt.container, copy=False), dt, shape)
+    op.__name__ = name
+    return op
+
+
+maximum = _binary_fn("maximum", np.maximum)
+minimum = _binary_fn("minimum", np.minimum)
+
+
+def clamp(x, min, max, **_):
+    return minimum(maximum(x, min), max)
+
+
+def fma(x, y, z):
+    return x * y + z
+
+
+def where(condition, x, y):
+    condition = to_tensor(condition)
+    if isinstance(x, tensor) or not isinstance(y, tensor):
+        x = to_tensor(x, y if isinstance(y, tensor) else None)
+        y = to_tensor(y, x)
+    else:
+        y = to_tensor(y)
+        x = to_tensor(x, y)
+    if x.buf is not None or y.buf is not None:
+        from .memory import pointer_where
+        return pointer_where(condition, x, y)
+    dt = D.promote(x.dtype, y.dtype)
+    shape = _bshape(_bshape(condition.shape, x.shape), y.shape)
+    nd = len(shape)
+    out = np.where(_aligned(condition, nd).astype(bool, copy=False), _aligned(x, nd, dt), _aligned(y, nd, dt))
+    return tensor(out, dt, shape)
+
+
+# ---------------------------------------------------------------- shapes
+def _getitem(x: tensor, idx):
+    if not isinstance(idx, tuple):
+        idx = (idx,)
+    if builtins.sum(i is Ellipsis for i in idx) > 1:
+        raise IndexError("at most one ... in a block index")
+    if Ellipsis in idx:
+        k = idx.index(Ellipsis)
+        fill = len(x.shape) - (len(idx) - 1 - builtins.sum(i is None for i in idx))
+        idx = idx[:k] + (slice(None),) * fill + idx[k + 1:]
+    shape, steps, d = [], [], 0
+    for i in idx:
+        if i is None:
+            shape.append(1)
+            steps.append(0)
+        elif isinstance(i, slice) and i == slice(None):
+            if d >= len(x.shape):
+                raise IndexError(f"too many indices for a block of shape {list(x.shape)}")
+            shape.append(x.shape[d])
+            steps.append(x.aff[1][d] if x.aff is not None else 0)
+            d += 1
+        else:
+            raise IndexError("blocks can only be indexed with None and ':' (e.g. x[:, None])")
+    shape += x.shape[d:]
+    if x.aff is not None:
+        steps += list(x.aff[1][d:])
+    return _with_shape(x, tuple(shape), tuple(steps))
+
+
+def _with_shape(x: tensor, shape, steps=None):
+    if x.aff is not None and steps is not None:
+        return tensor(None, x.dtype, shape, aff=(x.aff[0], steps), buf=x.buf)
+    v = x.v
+    return tensor(v.reshape((v.shape[0],) + shape), x.dtype, shape, buf=x.buf)
+
+
+def expand_dims(x, axis):
+    axis = _cv(axis)
+    axes = sorted(a % (len(x.shape) + 1) for a in (axis if isinstance(axis, (tuple, list)) else [axis]))
+    shape, steps = list(x.shape), list(x.aff[1]) if x.aff is not None else None
+    for a in axes:
+        shape.insert(a, 1)
+        if steps is not None:
+            steps.insert(a, 0)
+    return _with_shape(x, tuple(shape), tuple(steps) if steps is not None else None)
+
+
+def reshape(x, shape, can_reorder=False):
+    shape = tuple(int(_cv(s)) for s in (_cv(shape) if isinstance(_cv(shape), (tuple, list)) else [shape]))
+    if math.prod(shape) != x.numel:
+        raise ValueError(f"cannot reshape a block of shape {list(x.shape)} to {list(shape)}")
+    return _with_shape(x, shape)
+
+
+view = reshape
+
+
+def broadcast_to(x, *shape):
+    shape = tuple(int(_cv(s)) for s in (shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape))
+    x = to_tensor(x)
+    if tuple(x.shape) == shape:
+        return x
+    try:
+        full_shape = tuple(np.broadcast_shapes(x.shape, shape))
+    except ValueError:
+        full_shape = None
+    if full_shape != shape:
+        raise ValueError(f"cannot broadcast a block of shape {list(x.shape)} to {list(shape)}")
+    if x.aff is not None:
+        return tensor(None, x.dtype, shape, aff=(x.aff[0], _aligned_steps(x, shape)), buf=x.buf)
+    v = _aligned(x, len(shape))
+    return tensor(np.broadcast_to(v, (v.shape[0],) + shape), x.dtype, shape, buf=x.buf)
+
+
+def broadcast(x, y):
+    shape = _bshape(to_tensor(x).shape, to_tensor(y).shape)
+    return broadcast_to(x, shape), broadcast_to(y, shape)
+
+
+def permute(x, *dims):
+    dims = tuple(int(_cv(d)) for d in (dims[0] if len(dims) == 1 and isinstance(dims[0], (tuple, list)) else dims))
+    if sorted(dims) != list(range(len(x.shape))):
+        raise ValueError(f"permute dims {list(dims)} do not match a block of rank {len(x.shape)}")
+    shape = tuple(x.shape[d] for d in dims)
+    if x.aff is not None:
+        return tensor(None, x.dtype, shape, aff=(x.aff[0], tuple(x.aff[1][d] for d in dims)), buf=x.buf)
+    return tensor(x.v.transpose((0,) + tuple(d + 1 for d in dims)), x.dtype, shape, buf=x.buf)
+
+
+def trans(x, *dims):
+    if not dims:
+        if len(x.shape) < 2:
+            raise ValueError(f"tl.trans needs a block of rank >= 2, got {list(x.shape)}")
+        dims = tuple(range(len(x.shape) - 2)) + (len(x.shape) - 1, len(x.shape) - 2)
+    return permute(x, *dims)
+
+
+# ---------------------------------------------------------------- reductions
+def _reduce_axis(x: tensor, axis, keep_dims):
+    if axis is None:
+        v = x.v.reshape(x.v.shape[0], -1)
+        return v, 1, (() if not keep_dims else (1,) * len(x.shape))
+    axis = int(_cv(axis))
+    if not -len(x.shape) <= axis < len(x.shape):
+        raise ValueError(f"reduction axis {axis} out of range for a block of shape {list(x.shape)}")
+    axis %= len(x.shape)
+    shape = list(x.shape)
+    if keep_dims:
+        shape[axis] = 1
+    else:
+        del shape[axis]
+    return x.v, axis + 1, tuple(shape)
+
+
+def _reduce(x, axis, keep_dims, fn, dt):
+    """Reduce with fn(values, axis); values are in x's container dtype, the result is dt."""
+    x = to_tensor(x)
+    v, ax, shape = _reduce_axis(x, axis, keep_dims)
+    out = fn(v, ax).astype(dt.container, copy=False)
+    return tensor(out.reshape((out.shape[0],) + shape), dt, shape)
+
+
+def _acc_dtype(dt):
+    if dt.is_int() and dt.bits < 32:
+        return D.int32
+    return D.float32 if dt is D.bfloat16 else dt
+
+
+def sum(input, axis=None, keep_dims=False, dtype=None):
+    x = to_tensor(input)
+    dt = _cv(dtype) or _acc_dtype(x.dtype)
+    r = _reduce(x, axis, keep_dims, lambda v, a: np.sum(v, axis=a, dtype=dt.container), dt)
+    return tensor(_round(r.v, dt), dt, r.shape) if dt is D.float16 else r
+
+
+def max(input, axis=None, return_indices=False, return_indices_tie_break_left=True, keep_dims=False):
+    x = to_tensor(input)
+    r = _reduce(x, axis, keep_dims, lambda v, a: np.max(v, axis=a), x.dtype)
+    return (r, argmax(x, axis, keep_dims=keep_dims)) if return_indices else r
+
+
+def min(input, axis=None, return_indices=False, return_indices_tie_break_left=True, keep_dims=False):
+    x = to_tensor(input)
+    r = _reduce(x, axis, keep_dims, lambda v, a: np.min(v, axis=a), x.dtype)
+    return (r, argmin(x, axis, keep_dims=keep_dims)) if return_indices else r
+
+
+def argmax(input, axis, tie_break_left=True, keep_dims=False):
+    return _reduce(input, axis, keep_dims, lambda v, a: np.argmax(v, axis=a).astype(np.int32), D.int32)
+
+
+def argmin(input, axis, tie_break_left=True, keep_dims=False):
+    return _reduce(input, axis, keep_dims, lambda v, a: np.argmin(v, axis=a).astype(np.int32), D.int32)
+
+
+def xor_sum(input, axis=None, keep_dims=False):
+    x = to_tensor(input)
+    return _reduce(x, axis, keep_dims, lambda v, a: np.bitwise_xor.reduce(v, axis=a), x.dtype)
+
+
+def cumsum(input, axis=0, reverse=False):
+    x = to_tensor(input)
+    dt = _acc_dtype(x.dtype)
+    ax = int(_cv(axis)) % len(x.shape) + 1
+    v = x.v.astype(dt.container)
+    if reverse:
+        v = np.flip(v, ax)
+    out = np.cumsum(v, axis=ax, dtype=dt.container)
+    if reverse:
+        out = np.flip(out, ax)
+    return tensor(_round(out, dt), dt, x.shape)
+
+
+def softmax(x, ieee_rounding=False):
+    z = x - max(x, 0, keep_dims=True)
+    num = exp(z)
+    return num / sum(num, 0, keep_dims=True)
+
+
+# ---------------------------------------------------------------- dot
+_DOT_TYPES = {D.float16, D.bfloat16, D.float32, D.float64, D.int8}
+
+
+def _tf32(v):
+    """Round float32 to tf32 (10 mantissa bits, round to nearest, ties away) as A100's cvt.rna does."""
+    u = np.ascontiguousarray(v, np.float32).view(np.uint32)
+    finite = (u & 0x7F800000) != 0x7F800000
+    r = np.where(finite, (u + np.uint32(0x1000)) & np.uint32(0xFFFFE000), u)
+    return r.view(np.float32)
+
+
+def dot(input, other, acc=None, input_precision=None, allow_tf32=None, max_num_imprecise_acc=None,
+        out_dtype=D.float32):
+    a, b = to_tensor(input), to_tensor(other)
+    if len(a.shape) not in (2, 3) or len(b.shape) != len(a.shape):
+        raise ValueError(f"tl.dot needs two 2-D (or two 3-D) blocks, got shapes {list(a.shape)} and {list(b.shape)}")
+    if a.shape[-1] != b.shape[-2] or a.shape[:-2] != b.shape[:-2]:
+        raise ValueError(f"tl.dot shape mismatch: {list(a.shape)} @ {list(b.shape)} (inner dimensions must agree)")
+    if builtins.min(a.shape[-2:] + b.shape[-1:]) < 16:
+        raise ValueError(f"tl.dot needs every matrix dimension >= 16 (as Triton's tensor cores do), got "
+                         f"{list(a.shape)} @ {list(b.shape)}")
+    if a.dtype is not b.dtype:
+        raise TypeError(f"tl.dot operands must have the same dtype, got {a.dtype} and {b.dtype}")
+    if a.dtype not in _DOT_TYPES:
+        raise TypeError(f"tl.dot supports fp16, bf16, fp32, fp64 and int8 inputs, got {a.dtype}")
+    out_dtype = _cv(out_dtype)
+    if a.dtype is D.int8:
+        out_dtype = D.int32
+    elif a.dtype is D.float64:
+        out_dtype = D.float64
+    va, vb = a.v, b.v
+    if a.dtype is D.float32:
+        if allow_tf32 is not None and input_precision is None:
+            input_precision = "tf32" if allow_tf32 else "ieee"
+        prec = input_precision or os.environ.get("MINITRITON_F32_DEFAULT", "tf32")
+        if prec not in ("tf32", "tf32x3", "ieee"):
+            raise ValueError(f"input_precision must be 'tf32', 'tf32x3' or 'ieee', got {prec!r}")
+        if prec == "tf32":
+            va, vb = _tf32(va), _tf32(vb)
+    if a.dtype is D.int8:
+        va, vb = va.astype(np.int32), vb.astype(np.int32)
+    prod = np.matmul(va, vb)
+    if prod.dtype != out_dtype.container:
+        prod = prod.astype(out_dtype.container)
+    if acc is not None:
+        acc = to_tensor(acc)
+        if acc.shape != prod.shape[1:]:
+            raise ValueError(f"tl.dot acc has shape {list(acc.shape)}, expected {list(prod.shape[1:])}")
+        av = acc.v
+        if av.shape[0] > prod.shape[0]:
+            prod = prod + av
+        else:
+            np.add(prod, av, out=prod, casting="unsafe")
+    if out_dtype.bits == 16:
+        prod = _round(prod, out_dtype)
+    return tensor(prod, out_dtype, prod.shape[1:])
+
+
+# ---------------------------------------------------------------- hints and no-ops
+def multiple_of(input, values):
+    return input
+
+
+def max_contiguous(input, values):
+    return input
+
+
+def max_constancy(input, values):
+    return input
+
+
+def assume(cond):
+    return None
+
+
+def debug_barrier():
+    return None
+
+
+def static_assert(cond, msg=""):
+    if not cond:
+        raise AssertionError(f"static_assert failed: {msg}")
+
+
+def static_print(*values, **kw):
+    print(*values)
+
+
+def device_print(prefix, *args, hex=False):
+    ctx = context.current()
+    for p in range(ctx.rows):
+        vals = [a.v[builtins.min(p, a.rows - 1)] if isinstance(a, tensor) else a for a in args]
+        print(f"pid {ctx.pid_tuple(p)} {prefix}", *vals)
+
+
+def device_assert(cond, msg="", mask=None):
+    cond = to_tensor(cond)
+    bad = ~cond.v.astype(bool)
+    if mask is not None:
+        bad &= to_tensor(mask).v.astype(bool)
+    if bad.any():
+        row = int(np.argwhere(bad.reshape(bad.shape[0], -1).any(1))[0, 0])
+        raise AssertionError(f"device_assert failed in program {context.current().pid_tuple(row)}: {msg}")
+
+
+class _Range:
+    """`tl.range`/`tl.static_range`: Python's range, with Triton's extra keyword arguments accepted."""
+
+    def __init__(self, *args, num_stages=None, loop_unroll_factor=None, disallow_acc_multi_buffer=False,
+                 flatten=False, warp_specialize=False, **_):
+        self._r = builtins.range(*(int(_cv(a)) for a in args))
+
+    def __iter__(self):
+        return iter(self._r)
+
+    def __len__(self):
+        return len(self._r)
+
+
+range = _Range
+static_range = _Range

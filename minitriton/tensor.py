@@ -1,0 +1,169 @@
+"""Block values, held for every program of a launch at once.
+
+A `tensor` stores `v`, a numpy array of shape ``(R, *shape)``: one row per program running in
+lockstep (R = P), or a single row shared by all of them (R = 1, a *uniform* value).  Integer
+tensors may also carry an affine description ``aff = (c, steps)`` meaning
+``v[p, i, j, ...] = c[p] + steps[0]*i + steps[1]*j + ...``; index arithmetic in kernels
+(`pid * BLOCK + arange(...)`, `offs[:, None] * stride + ...`) keeps it, so loads and stores
+can read a block as a strided view instead of gathering element by element, and the
+executor never materialises index arrays it does not need.
+
+Control flow that asks a tensor for a Python value (`if`, `while`, `range`) works when the
+value is the same in every program; otherwise `Divergent` is raised and the launch falls
+back to running one program at a time.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from . import dtypes as D
+from . import _numba
+
+
+class Divergent(Exception):
+    """Control flow depends on the program id: the launch must run programs one at a time."""
+
+
+class constexpr:
+    """Annotation for compile-time parameters (`BLOCK: tl.constexpr`); values pass through."""
+
+    def __init__(self, value=None):
+        self.value = value
+
+    def __repr__(self):
+        return f"constexpr[{self.value!r}]"
+
+
+def _round(x: np.ndarray, dt) -> np.ndarray:
+    """Round container values to the precision of `dt`."""
+    if dt is D.float16:
+        return _numba.round_to_half(x)
+    if dt is D.bfloat16:
+        return np.asarray(x, np.float32).astype(D.bfloat16.np).astype(np.float32)
+    return x.astype(dt.container, copy=False)
+
+
+class tensor:
+    __slots__ = ("_v", "dtype", "shape", "aff", "buf")
+    __array_priority__ = 1000  # numpy scalars defer to our operators
+
+    def __init__(self, v, dtype, shape, aff=None, buf=None):
+        shape = tuple(shape)
+        if aff is None and not shape and v is not None and (buf is not None or dtype.kind in "iu"):
+            aff = (v.reshape(-1).astype(np.int64), ())  # integer scalars are trivially affine
+        self._v, self.dtype, self.shape, self.aff, self.buf = v, dtype, shape, aff, buf
+
+    # -- values -----------------------------------------------------------------------
+    @property
+    def v(self) -> np.ndarray:
+        if self._v is None:
+            c, steps = self.aff
+            out = c.reshape((-1,) + (1,) * len(self.shape))
+            for d, (n, s) in enumerate(zip(self.shape, steps)):
+                if s and n > 1:
+                    idx = np.arange(n, dtype=np.int64) * s
+                    out = out + idx.reshape((1,) + (1,) * d + (n,) + (1,) * (len(self.shape) - d - 1))
+            out = np.broadcast_to(out, (out.shape[0],) + self.shape)
+            self._v = out.astype(self.container, copy=False)
+        return self._v
+
+    @property
+    def container(self):
+        return np.int64 if self.buf is not None else self.dtype.container
+
+    @property
+    def rows(self) -> int:
+        return self.aff[0].shape[0] if self._v is None else self._v.shape[0]
+
+    @property
+    def numel(self):
+        return math.prod(self.shape)
+
+    @property
+    def type(self):
+        return self.dtype
+
+    def __repr__(self):
+        return f"tensor({self.dtype}, shape={list(self.shape)})"
+
+    # -- Python control flow ------------------------------------------------------------
+    def _uniform_scalar(self, what):
+        if self.shape:
+            raise TypeError(f"cannot use a block of shape {list(self.shape)} as {what}; reduce it first")
+        v = self.v.reshape(-1)
+        if v.size > 1 and not (v == v[0]).all():
+            raise Divergent(what)
+        return v[0].item()
+
+    def __bool__(self):
+        return bool(self._uniform_scalar("a condition"))
+
+    def __index__(self):
+        if not self.dtype.is_int():
+            raise TypeError(f"a {self.dtype} value cannot be used as an integer (loop bound or index)")
+        return int(self._uniform_scalar("a loop bound or index"))
+
+    __int__ = __index__
+
+    def __float__(self):
+        return float(self._uniform_scalar("a float"))
+
+    def __iter__(self):
+        raise TypeError("tensors are not iterable inside a kernel; use tl.range or tl.static_range")
+
+    # -- operators (defined in ops.py, attached below) ----------------------------------
+    def to(self, dtype, bitcast=False, **_):
+        from .ops import cast
+        return cast(self, dtype, bitcast=bitcast)
+
+    def __getitem__(self, idx):
+        from .ops import _getitem
+        return _getitem(self, idx)
+
+    @property
+    def T(self):
+        from .ops import trans
+        return trans(self)
+
+    def reshape(self, *shape, **kw):
+        from .ops import reshape
+        return reshape(self, shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape, **kw)
+
+
+def uniform(value, dtype) -> tensor:
+    """A value shared by all programs."""
+    return tensor(np.asarray(value, dtype.container).reshape(1), dtype, ())
+
+
+def scalar_dtype(x):
+    if isinstance(x, (bool, np.bool_)):
+        return D.int1
+    if isinstance(x, (int, np.integer)):
+        if isinstance(x, np.integer):
+            return D.from_numpy(x.dtype)
+        return D.int32 if -2**31 <= x < 2**31 else D.int64
+    if isinstance(x, (float, np.floating)):
+        return D.from_numpy(x.dtype) if isinstance(x, np.floating) else D.float32
+    raise TypeError(f"cannot use {type(x).__name__} value {x!r} in a kernel expression")
+
+
+def to_tensor(x, like: tensor | None = None) -> tensor:
+    """Wrap a Python scalar; it takes the type of the tensor it meets, as in Triton."""
+    if isinstance(x, tensor):
+        return x
+    if isinstance(x, constexpr):
+        x = x.value
+    dt = scalar_dtype(x)
+    if like is not None and like.buf is None and isinstance(x, (int, float, bool)) and not isinstance(x, np.generic):
+        ld = like.dtype
+        if isinstance(x, bool):
+            dt = D.int1
+        elif isinstance(x, int):
+            dt = ld if (ld.is_int() and not ld.is_bool()) or ld.is_floating() else dt
+        else:
+            dt = ld if ld.is_floating() else D.float32
+    if dt.is_int() and isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_)):
+        return tensor(None, dt, (), aff=(np.array([int(x)], np.int64), ()))
+    return uniform(x, dt)

@@ -1,0 +1,260 @@
+"""The block language: Triton's semantics on small kernels, errors, and the two execution paths."""
+import numpy as np
+import pytest
+import ml_dtypes
+
+import minitriton as mt
+import minitriton.language as tl
+
+
+@mt.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) + tl.load(y_ptr + offs, mask=mask), mask=mask)
+
+
+def test_vector_add_with_tuple_and_callable_grid():
+    n = 1000
+    rng = np.random.default_rng(0)
+    x, y = rng.random(n, np.float32), rng.random(n, np.float32)
+    out = np.zeros_like(x)
+    add_kernel[(mt.cdiv(n, 256),)](x, y, out, n, BLOCK=256)
+    np.testing.assert_array_equal(out, x + y)
+    out2 = np.zeros_like(x)
+    add_kernel[lambda meta: (mt.cdiv(n, meta["BLOCK"]),)](x, y, out2, n, BLOCK=128, num_warps=2, num_stages=1)
+    np.testing.assert_array_equal(out2, x + y)
+    assert add_kernel.last_launch["num_warps"] == 2
+
+
+def test_cdiv_and_next_power_of_2():
+    assert mt.cdiv(10, 4) == 3 and mt.cdiv(8, 4) == 2
+    assert [mt.next_power_of_2(v) for v in (0, 1, 3, 4, 1000)] == [1, 1, 4, 4, 1024]
+
+
+@mt.jit
+def ops_kernel(x_ptr, y_ptr, out_ptr, idx_ptr, N: tl.constexpr):
+    r = tl.arange(0, N)
+    x = tl.load(x_ptr + r[:, None] * N + r[None, :])
+    y = tl.load(y_ptr + r)
+    z = tl.where(x > 0, tl.exp(x) * 2 - tl.sigmoid(y)[None, :], tl.maximum(x, -0.5) + tl.sqrt(tl.abs(x)))
+    z = z + tl.log(tl.abs(y) + 1)[:, None] - tl.minimum(x, y[None, :])
+    tl.store(out_ptr + r, tl.sum(z, axis=1) + tl.max(z, axis=1) - tl.min(z, axis=1))
+    tl.store(idx_ptr + r, tl.argmax(z, axis=0))
+    t = tl.trans(z)
+    tl.store(out_ptr + N + tl.arange(0, N * N), tl.reshape(t, (N * N,)))
+
+
+def test_elementwise_reductions_and_shapes_match_numpy():
+    N = 16
+    rng = np.random.default_rng(1)
+    x, y = rng.standard_normal((N, N)).astype(np.float32), rng.standard_normal(N).astype(np.float32)
+    out, idx = np.zeros(N + N * N, np.float32), np.zeros(N, np.int32)
+    ops_kernel[(1,)](x, y, out, idx, N=N)
+    sig = 1 / (1 + np.exp(-y))
+    z = np.where(x > 0, np.exp(x) * 2 - sig[None, :], np.maximum(x, -0.5) + np.sqrt(np.abs(x)))
+    z = z + np.log(np.abs(y) + 1)[:, None] - np.minimum(x, y[None, :])
+    np.testing.assert_allclose(out[:N], z.sum(1) + z.max(1) - z.min(1), rtol=1e-5)
+    np.testing.assert_array_equal(idx, z.argmax(0))
+    np.testing.assert_allclose(out[N:], z.T.reshape(-1), rtol=1e-6)
+
+
+@mt.jit
+def int_kernel(a_ptr, out_ptr, N: tl.constexpr):
+    r = tl.arange(0, N)
+    a = tl.load(a_ptr + r)
+    tl.store(out_ptr + r, (a // 3) + (a % 3) * 100 + ((a & 6) | 1) * 1000 + (a << 2) * 10000)
+    tl.store(out_ptr + N + r, (a.to(tl.float32) / 2).to(tl.int32))
+
+
+def test_integer_ops_follow_c_semantics():
+    a = np.array([-7, -3, -1, 0, 1, 2, 5, 7], np.int32)
+    out = np.zeros(16, np.int32)
+    int_kernel[(1,)](a, out, N=8)
+    q = np.trunc(a / 3).astype(np.int32)            # Triton's // and % truncate toward zero like C
+    np.testing.assert_array_equal(out[:8], q + np.fmod(a, 3) * 100 + ((a & 6) | 1) * 1000 + (a << 2) * 10000)
+    np.testing.assert_array_equal(out[8:], np.trunc(a / 2).astype(np.int32))
+
+
+@mt.jit
+def half_kernel(x_ptr, y_ptr, out_ptr, N: tl.constexpr):
+    r = tl.arange(0, N)
+    x = tl.load(x_ptr + r)
+    y = tl.load(y_ptr + r)
+    tl.store(out_ptr + r, x * y + x)  # fp16 arithmetic: every operation rounds to fp16
+
+
+def test_fp16_and_bf16_arithmetic_round_like_native_types():
+    rng = np.random.default_rng(2)
+    for dt in (np.float16, ml_dtypes.bfloat16):
+        x, y = rng.standard_normal(64).astype(dt), rng.standard_normal(64).astype(dt)
+        out = np.zeros(64, dt)
+        half_kernel[(1,)](x, y, out, N=64)
+        want = ((x.astype(np.float32) * y.astype(np.float32)).astype(dt).astype(np.float32) + x.astype(np.float32)).astype(dt)
+        np.testing.assert_array_equal(out.view(np.uint16), want.view(np.uint16))
+
+
+@mt.jit
+def dot_kernel(a_ptr, b_ptr, c_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr, PREC: tl.constexpr):
+    a = tl.load(a_ptr + tl.arange(0, M)[:, None] * K + tl.arange(0, K)[None, :])
+    b = tl.load(b_ptr + tl.arange(0, K)[:, None] * N + tl.arange(0, N)[None, :])
+    acc = tl.full((M, N), 1.0, tl.float32)
+    c = tl.dot(a, b, acc, input_precision=PREC)
+    tl.store(c_ptr + tl.arange(0, M)[:, None] * N + tl.arange(0, N)[None, :], c)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, ml_dtypes.bfloat16, np.float32])
+def test_dot_accumulates_in_fp32(dtype):
+    rng = np.random.default_rng(3)
+    a, b = rng.standard_normal((32, 16)).astype(dtype), rng.standard_normal((16, 64)).astype(dtype)
+    c = np.zeros((32, 64), np.float32)
+    dot_kernel[(1,)](a, b, c, M=32, N=64, K=16, PREC="ieee")
+    exact = a.astype(np.float64) @ b.astype(np.float64) + 1
+    assert np.abs(c - exact).max() < 16 * 2.0 ** -24 * (np.abs(a.astype(np.float64)) @ np.abs(b.astype(np.float64)) + 1).max()
+
+
+def test_dot_tf32_rounds_fp32_inputs():
+    rng = np.random.default_rng(4)
+    a, b = rng.standard_normal((16, 16)).astype(np.float32), rng.standard_normal((16, 16)).astype(np.float32)
+    c_ieee, c_tf32 = np.zeros((16, 16), np.float32), np.zeros((16, 16), np.float32)
+    dot_kernel[(1,)](a, b, c_ieee, M=16, N=16, K=16, PREC="ieee")
+    dot_kernel[(1,)](a, b, c_tf32, M=16, N=16, K=16, PREC="tf32")
+    err_ieee = np.abs(c_ieee - (a.astype(np.float64) @ b + 1)).max()
+    err_tf32 = np.abs(c_tf32 - (a.astype(np.float64) @ b + 1)).max()
+    assert err_ieee < 1e-5 < err_tf32 < 1e-2
+
+
+@mt.jit
+def atomic_kernel(x_ptr, hist_ptr, mx_ptr, old_ptr, N: tl.constexpr, BINS: tl.constexpr):
+    offs = tl.program_id(0) * N + tl.arange(0, N)
+    x = tl.load(x_ptr + offs)
+    old = tl.atomic_add(hist_ptr + (x % BINS), 1)
+    tl.store(old_ptr + offs, old)
+    tl.atomic_max(mx_ptr + tl.program_id(0) % 2, tl.max(x, axis=0))
+
+
+def test_atomics_are_applied_in_order_and_return_old_values():
+    x = np.random.default_rng(5).integers(0, 1000, 8 * 32).astype(np.int32)
+    hist, mx, old = np.zeros(7, np.int32), np.zeros(2, np.int32), np.zeros(256, np.int32)
+    atomic_kernel[(8,)](x, hist, mx, old, N=32, BINS=7)
+    np.testing.assert_array_equal(hist, np.bincount(x % 7, minlength=7))
+    assert mx[0] == x.reshape(8, 32)[0::2].max() and mx[1] == x.reshape(8, 32)[1::2].max()
+    for b in range(7):  # each lane saw the count of earlier lanes with its bin
+        np.testing.assert_array_equal(np.sort(old[x % 7 == b]), np.arange(hist[b]))
+
+
+@mt.jit
+def branchy_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs, mask=offs < n, other=0.0)
+    if pid % 2 == 0:                       # control flow that depends on the program id
+        x = x * 2
+    for i in range(pid):                   # a loop bound that differs between programs
+        x = x + 1
+    tl.store(out_ptr + offs, x, mask=offs < n)
+
+
+def test_program_dependent_control_flow_falls_back_correctly():
+    n = 300
+    x = np.arange(n, dtype=np.float32)
+    out = np.zeros(n, np.float32)
+    branchy_kernel[(mt.cdiv(n, 64),)](x, out, n, BLOCK=64)
+    pid = np.arange(n) // 64
+    np.testing.assert_array_equal(out, np.where(pid % 2 == 0, x * 2, x) + pid)
+
+
+@mt.jit
+def oob_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs) + 1)          # unmasked: the last program overruns
+
+
+def test_out_of_bounds_names_kernel_program_and_argument_and_writes_nothing():
+    x = np.ones(100, np.float32)
+    out = np.full(100, 7.0, np.float32)
+    with pytest.raises(mt.OutOfBoundsError) as e:
+        oob_kernel[(4,)](x, out, 100, BLOCK=32)
+    msg = str(e.value)
+    assert "oob_kernel" in msg and "(3, 0, 0)" in msg and "'x_ptr'" in msg and "load" in msg
+    assert (out == 7.0).all()  # the launch wrote nothing, not even the programs that succeeded
+
+
+@mt.jit
+def oob_store_kernel(out_ptr, BLOCK: tl.constexpr):
+    tl.store(out_ptr + tl.program_id(0) * BLOCK + tl.arange(0, BLOCK) * 2, 1.0)
+
+
+def test_out_of_bounds_store_is_reported():
+    out = np.zeros(64, np.float32)
+    with pytest.raises(mt.OutOfBoundsError, match=r"program \(1, 0, 0\).*store.*'out_ptr'"):
+        oob_store_kernel[(2,)](out, BLOCK=32)
+    assert (out == 0).all()
+
+
+def test_bad_launches_raise_clear_errors():
+    x = np.zeros(8, np.float32)
+    with pytest.raises(TypeError, match="missing.*constexpr BLOCK"):
+        add_kernel[(1,)](x, x, x, 8)
+    with pytest.raises(TypeError, match="takes 5 arguments"):
+        add_kernel[(1,)](x, x, x, 8, 8, 8)
+    with pytest.raises(TypeError, match="unexpected keyword"):
+        add_kernel[(1,)](x, x, x, 8, BLOCK=8, BLOK=3)
+    with pytest.raises(ValueError, match="power of 2"):
+        add_kernel[(1,)](x, x, x, 8, BLOCK=6)
+    with pytest.raises(ValueError, match="grid"):
+        add_kernel[(1, 2, 3, 4)](x, x, x, 8, BLOCK=8)
+    with pytest.raises(TypeError, match="unsupported type"):
+        add_kernel[(1,)](x, [1, 2], x, 8, BLOCK=8)
+    with pytest.raises(RuntimeError, match="grid"):
+        add_kernel(x, x, x, 8, BLOCK=8)
+
+
+def test_dot_rejects_mismatched_shapes_and_dtypes():
+    a16, b32 = np.zeros((16, 16), np.float16), np.zeros((16, 16), np.float32)
+    c = np.zeros((16, 16), np.float32)
+    with pytest.raises(TypeError, match="same dtype"):
+        dot_kernel[(1,)](a16, b32, c, M=16, N=16, K=16, PREC="ieee")
+
+    @mt.jit
+    def bad_shape(a_ptr, c_ptr):
+        a = tl.load(a_ptr + tl.arange(0, 16)[:, None] * 16 + tl.arange(0, 16)[None, :])
+        b = tl.load(a_ptr + tl.arange(0, 32)[:, None] * 16 + tl.arange(0, 16)[None, :])
+        tl.store(c_ptr + tl.arange(0, 16), tl.sum(tl.dot(a, b), axis=1))
+
+    with pytest.raises(ValueError, match="shape mismatch"):
+        bad_shape[(1,)](np.zeros(512, np.float16), c)
+
+
+def test_read_only_argument_cannot_be_stored_to():
+    x = np.zeros(8, np.float32)
+    ro = np.zeros(8, np.float32)
+    ro.flags.writeable = False
+    with pytest.raises(ValueError, match="'out_ptr' is read-only"):
+        add_kernel[(1,)](x, x, ro, 8, BLOCK=8)
+
+
+@mt.jit
+def copy2d_kernel(x_ptr, y_ptr, M, N, sxm, sxn, sym, syn, BM: tl.constexpr, BN: tl.constexpr):
+    m = tl.program_id(0) * BM + tl.arange(0, BM)
+    n = tl.program_id(1) * BN + tl.arange(0, BN)
+    mask = (m[:, None] < M) & (n[None, :] < N)
+    v = tl.load(x_ptr + m[:, None] * sxm + n[None, :] * sxn, mask=mask)
+    tl.store(y_ptr + m[:, None] * sym + n[None, :] * syn, v, mask=mask)
+
+
+def test_strided_views_including_negative_strides():
+    base = np.arange(30 * 40, dtype=np.float32).reshape(30, 40)
+    for x in (base.T, base[::-1, ::2], base[3:20:3, ::-1]):
+        y = np.zeros(x.shape, np.float32)
+        s = [st // 4 for st in x.strides] + [st // 4 for st in y.strides]
+        copy2d_kernel[(mt.cdiv(x.shape[0], 16), mt.cdiv(x.shape[1], 16))](x, y, *x.shape, *s, BM=16, BN=16)
+        np.testing.assert_array_equal(y, x)
+
+
+def test_in_place_update_through_aliased_arguments():
+    x = np.arange(100, dtype=np.float32)
+    add_kernel[(4,)](x, x, x, 100, BLOCK=32)
+    np.testing.assert_array_equal(x, 2 * np.arange(100, dtype=np.float32))
