@@ -12,50 +12,62 @@ import numpy as np
 _HALF_TO_FLOAT = np.arange(65536, dtype=np.uint16).view(np.float16).astype(np.float32)
 
 
-@numba.njit(cache=True, parallel=False)
-def _h2f(src, table, out):
+@numba.njit(cache=True)
+def _h2f(src, out):
+    """float16 bits -> float32, exact; selects instead of branches so the loop vectorizes."""
+    obits = out.view(np.uint32)
     for i in range(src.size):
-        out[i] = table[src[i]]
+        h = np.int64(src[i])
+        a = h & 0x7FFF
+        normal = (a << 13) + ((127 - 15) << 23)
+        special = 0x7F800000 | ((a & 0x3FF) << 13)
+        sub = np.int64(np.float32(np.float32(a) * np.float32(5.960464477539063e-08)).view(np.uint32))
+        r = sub if a < 0x400 else normal
+        r = special if a >= 0x7C00 else r
+        obits[i] = np.uint32(((h & 0x8000) << 16) | r)
 
 
 @numba.njit(cache=True, inline="always")
-def _f2h_bits(f):
-    """IEEE round-to-nearest-even float32 bits -> float16 bits (numpy's algorithm)."""
+def _f2h_bits(f, absf):
+    """float32 (bits f, value |x| absf) -> float16 bits, round to nearest even, numpy-exact.
+
+    Written with selects instead of branches so the loop vectorizes."""
     sign = (f >> 16) & 0x8000
-    f &= 0x7FFFFFFF
-    if f >= 0x47800000:
-        if f >= 0x7F800000 and (f & 0x007FFFFF) != 0:
-            return sign | 0x7E00 | ((f & 0x007FFFFF) >> 13)
-        return sign | 0x7C00
-    if f < 0x38800000:
-        if f < 0x33000000:
-            return sign
-        e = f >> 23
-        m = 0x800000 | (f & 0x7FFFFF)
-        shift = 126 - e
-        h = m >> shift
-        rem = m & ((1 << shift) - 1)
-        half = 1 << (shift - 1)
-        if rem > half or (rem == half and (h & 1) == 1):
-            h += 1
-        return sign | h
-    h = (((f >> 23) - 112) << 10) | ((f & 0x7FFFFF) >> 13)
-    rem = f & 0x1FFF
-    if rem > 0x1000 or (rem == 0x1000 and (h & 1) == 1):
-        h += 1
+    a = f & 0x7FFFFFFF
+    normal = ((a + 0xFFF + ((a >> 13) & 1)) >> 13) - (112 << 10)
+    # subnormal halves: round(|x| * 2^24), by adding 2^23 in float32 arithmetic
+    sub = np.int64(np.float32(np.float32(absf * np.float32(16777216.0)) + np.float32(8388608.0)).view(np.uint32)) \
+        - 0x4B000000
+    h = sub if a < 0x38800000 else normal
+    h = 0x7C00 if a >= 0x47800000 else h
+    nan_payload = (a >> 13) & 0x3FF
+    h = (0x7C00 | (nan_payload if nan_payload else 1)) if a > 0x7F800000 else h
     return sign | h
 
 
-@numba.njit(cache=True, parallel=False)
+@numba.njit(cache=True)
 def _f2h(src, out):
+    bits = src.view(np.uint32)
     for i in range(src.size):
-        out[i] = _f2h_bits(src[i])
+        out[i] = np.uint16(_f2h_bits(np.int64(bits[i]), abs(src[i])))
 
 
-@numba.njit(cache=True, parallel=False)
-def _round_half(src, table, out):
+@numba.njit(cache=True)
+def _round_half(src, out):
+    """float32 -> nearest float16 value, kept in float32 (same bits as a round trip through float16)."""
+    bits = src.view(np.uint32)
+    obits = out.view(np.uint32)
     for i in range(src.size):
-        out[i] = table[_f2h_bits(src[i])]
+        f = np.int64(bits[i])
+        a = f & 0x7FFFFFFF
+        normal = (a + 0xFFF + ((a >> 13) & 1)) & 0xFFFFE000
+        normal = 0x7F800000 if normal >= 0x47800000 else normal
+        sub = np.int64(np.float32(np.float32(abs(src[i]) + np.float32(0.5)) - np.float32(0.5)).view(np.uint32))
+        r = sub if a < 0x38800000 else normal
+        payload = (a >> 13) & 0x3FF
+        r = (0x7F800000 | ((payload if payload else 1) << 13)) if a > 0x7F800000 else r
+        r = 0x7F800000 if a == 0x7F800000 else r
+        obits[i] = np.uint32((f & 0x80000000) | r)
 
 
 _SMALL = 1 << 14  # below this, numpy's own loop beats numba's thread start-up
@@ -67,7 +79,7 @@ def half_to_float(a: np.ndarray) -> np.ndarray:
         return a.astype(np.float32)
     src = np.ascontiguousarray(a).view(np.uint16)
     out = np.empty(a.shape, np.float32)
-    _h2f(src.reshape(-1), _HALF_TO_FLOAT, out.reshape(-1))
+    _h2f(src.reshape(-1), out.reshape(-1))
     return out
 
 
@@ -75,7 +87,7 @@ def float_to_half(a: np.ndarray) -> np.ndarray:
     """float32 array -> float16 array, round to nearest even like numpy."""
     if a.size < _SMALL:
         return a.astype(np.float16)
-    src = np.ascontiguousarray(a, dtype=np.float32).view(np.uint32)
+    src = np.ascontiguousarray(a, dtype=np.float32)
     out = np.empty(a.shape, np.uint16)
     _f2h(src.reshape(-1), out.reshape(-1))
     return out.view(np.float16)
@@ -85,9 +97,9 @@ def round_to_half(a: np.ndarray) -> np.ndarray:
     """float32 values rounded to the nearest float16, kept in float32."""
     if a.size < _SMALL:
         return a.astype(np.float16).astype(np.float32)
-    src = np.ascontiguousarray(a, dtype=np.float32).view(np.uint32)
+    src = np.ascontiguousarray(a, dtype=np.float32)
     out = np.empty(a.shape, np.float32)
-    _round_half(src.reshape(-1), _HALF_TO_FLOAT, out.reshape(-1))
+    _round_half(src.reshape(-1), out.reshape(-1))
     return out
 
 
@@ -109,7 +121,8 @@ def _atomic(buf, offs, vals, op, half):
         else:
             new = v
         if half:
-            new = _HALF_TO_FLOAT[_f2h_bits(np.float32(new).view(np.uint32))]
+            nf = np.float32(new)
+            new = _HALF_TO_FLOAT[_f2h_bits(np.int64(nf.view(np.uint32)), abs(nf))]
         buf[o] = new
     return old
 

@@ -42,7 +42,7 @@ class Buffer:
         self.reset()
 
     def reset(self):
-        self.shadow, self.private, self.dirty = None, False, False
+        self.shadow, self.private, self.dirty, self.exported = None, False, False, False
 
     def data(self) -> np.ndarray:
         """Flat values in the container dtype, for reading."""
@@ -60,11 +60,15 @@ class Buffer:
         return self.flat.astype(self.dtype.container)
 
     def writable(self) -> np.ndarray:
+        """The private copy that stores go to.  Loaded blocks may be views of the current
+        shadow (`exported`): then the first store copies it, so those blocks keep the values
+        they had when loaded."""
         if not self.flat.flags.writeable:
             raise ValueError(f"argument '{self.name}' is read-only but the kernel stores to it")
-        if not self.private:
-            self.shadow = self.data().copy() if self.shadow is None or self.shadow is self.flat else self.shadow
-            self.private = True
+        data = self.data()
+        if not self.private or self.exported:
+            self.shadow = data.copy()
+            self.private, self.exported = True, False
         self.dirty = True
         return self.shadow
 
@@ -147,6 +151,46 @@ def _window(src, steps, shape):
                       strides=(item,) + tuple(s * item for s, n in zip(steps, shape)), writeable=src.flags.writeable)
 
 
+def program_dims(base: np.ndarray):
+    """Factor per-program offsets as an affine function of mixed-radix program digits.
+
+    Returns (dims, strides), outermost first, with base.reshape(dims) == base[0] +
+    sum(digit_i * strides[i]), or None.  Tiled kernels index their operands this way (e.g. A's
+    block depends only on pid_m): a strided view over these dims shares each block between
+    the programs that use it instead of copying it once per program.
+    """
+    dims, strides, cur = [], [], base
+    while cur.size > 1:
+        n, step = cur.size, cur[1] - cur[0]
+        off = np.flatnonzero(np.diff(cur) != step)
+        run = n if off.size == 0 else int(off[0]) + 1
+        for d in range(min(run, n), 1, -1):
+            if n % d:
+                continue
+            rows = cur.reshape(-1, d)
+            if (rows - rows[:, :1] == step * np.arange(d)).all():
+                break
+        else:
+            return None
+        dims.insert(0, d)
+        strides.insert(0, int(step))
+        cur = rows[:, 0]
+    return dims, strides
+
+
+def _program_view(src, base, steps, shape):
+    if base.shape[0] == 1:
+        dims, pstrides = [1], [0]
+    else:
+        found = program_dims(base)
+        if found is None or any(s < 0 for s in found[1]):
+            return None
+        dims, pstrides = found
+    item = src.itemsize
+    return as_strided(src[int(base[0]):], shape=tuple(dims) + tuple(shape),
+                      strides=tuple(s * item for s in pstrides) + tuple(s * item for s in steps), writeable=False)
+
+
 def _affine_in_bounds(pointer, n):
     """Bases of an affine pointer whose every lane lies inside the buffer, else None."""
     if pointer.aff is None:
@@ -202,6 +246,11 @@ def load(pointer, mask=None, other=None, boundary_check=(), padding_option="", c
     fast = _affine_in_bounds(pointer, src.size)
     if fast is not None:
         base, steps = fast
+        if m is None and pointer.shape and not buf.dirty:
+            view = _program_view(src, base, steps, pointer.shape)
+            if view is not None:
+                buf.exported = True
+                return tensor.from_view(view, buf.dtype, pointer.shape)
         vals = _window(src, steps, pointer.shape)[base] if pointer.shape else src[base]
     else:
         off, m = _materialized(pointer, m, src.size, "load")

@@ -9,7 +9,7 @@ import numpy as np
 
 from . import dtypes as D
 from . import _numba
-from .tensor import tensor, to_tensor, uniform, constexpr, _round
+from .tensor import tensor, to_tensor, uniform, constexpr, _round, POOL
 from . import context
 
 
@@ -522,6 +522,107 @@ def _tf32(v):
     return r.view(np.float32)
 
 
+def _pdims(t: tensor):
+    if t.pv is not None:
+        return list(t.pv.shape[:t.pv.ndim - len(t.shape)])
+    return [t.rows]
+
+
+def _common_dims(da, db):
+    """The coarsest mixed radix that refines both (outermost first), or None."""
+    def cuts(d):  # cumulative products from the innermost digit
+        out, p = set(), 1
+        for x in reversed(d):
+            p *= x
+            out.add(p)
+        return out
+    if np.prod(da) != np.prod(db):
+        return None
+    bounds = sorted(cuts(da) | cuts(db))
+    dims, prev = [], 1
+    for c in bounds:
+        if c % prev:
+            return None
+        dims.insert(0, c // prev)
+        prev = c
+    return dims
+
+
+def _dot_operands(a: tensor, b: tensor):
+    """Operands for one batched matmul over programs; shared blocks stay views (no copies).
+
+    Each program still gets its own (BM x BK) @ (BK x BN) product, computed by the same BLAS
+    call whether it runs alone or in lockstep with others, so both paths agree bit for bit.
+    """
+    if a.pv is None and b.pv is None:
+        return a.v, b.v
+    da, db = _pdims(a), _pdims(b)
+    if a.rows == 1 or b.rows == 1:
+        common = da if b.rows == 1 else db
+    else:
+        common = _common_dims(da, db)
+    if common is None:
+        return a.v, b.v
+
+    def shaped(t):
+        if t.rows == 1:
+            src = t.pv if t.pv is not None else t.v
+            return src.reshape((1,) * len(common) + t.shape)
+        src = t.pv if t.pv is not None else t.v
+        return src.reshape(tuple(common) + t.shape)
+    return shaped(a), shaped(b)
+
+
+_POOL = None
+_BLAS = None
+SMALL_DOT_FLOPS = 2 * 160 ** 3  # below this, one BLAS thread per product and products spread over threads
+
+
+def _batched_matmul(va, vb, acc):
+    """acc + va @ vb for every program, as a flat (programs, m, n) array.
+
+    Small per-program products run single-threaded in BLAS, the two halves of the batch on
+    two threads (BLAS's own threading costs more than it gives at these sizes).  The choice
+    depends only on the product's shape, never on how many programs run together, so each
+    program's product comes from the same BLAS call on every execution path.
+    """
+    global _POOL, _BLAS
+    m, k, n = va.shape[-2], va.shape[-1], vb.shape[-1]
+    batch = tuple(np.broadcast_shapes(va.shape[:-2], vb.shape[:-2]))
+    flat = POOL.empty((math.prod(batch), m, n), np.result_type(va, vb))
+    out = flat.reshape(batch + (m, n))
+    if acc is not None:
+        acc = acc.reshape(batch + (m, n)) if acc.shape[0] == flat.shape[0] else acc.reshape((1,) * len(batch) + (m, n))
+
+    def part(sl):
+        np.matmul(va[sl], vb[sl], out=out[sl])
+        if acc is not None:
+            np.add(out[sl], acc[sl] if acc.shape[:-2] == batch else acc, out=out[sl], casting="unsafe")
+
+    everything = (Ellipsis,)
+    if 2 * m * n * k > SMALL_DOT_FLOPS:
+        part(everything)
+        return flat
+    if _BLAS is None:
+        from concurrent.futures import ThreadPoolExecutor
+        from threadpoolctl import ThreadpoolController
+        _BLAS, _POOL = ThreadpoolController(), ThreadPoolExecutor(2)
+    va, vb = np.broadcast_to(va, batch + va.shape[-2:]), np.broadcast_to(vb, batch + vb.shape[-2:])
+    axis = next((i for i, d in enumerate(batch) if d > 1), None)
+    with _BLAS.limit(limits=1, user_api="blas"):
+        if axis is None:
+            part(everything)
+        else:
+            half = batch[axis] // 2
+            lead = (slice(None),) * axis
+            list(_POOL.map(part, [lead + (slice(None, half),), lead + (slice(half, None),)]))
+    return flat
+
+
+def expected_shape(a, b):
+    return a.shape[:-1] + b.shape[-1:]
+
+
 def dot(input, other, acc=None, input_precision=None, allow_tf32=None, max_num_imprecise_acc=None,
         out_dtype=D.float32):
     a, b = to_tensor(input), to_tensor(other)
@@ -541,7 +642,7 @@ def dot(input, other, acc=None, input_precision=None, allow_tf32=None, max_num_i
         out_dtype = D.int32
     elif a.dtype is D.float64:
         out_dtype = D.float64
-    va, vb = a.v, b.v
+    va, vb = _dot_operands(a, b)
     if a.dtype is D.float32:
         if allow_tf32 is not None and input_precision is None:
             input_precision = "tf32" if allow_tf32 else "ieee"
@@ -552,21 +653,30 @@ def dot(input, other, acc=None, input_precision=None, allow_tf32=None, max_num_i
             va, vb = _tf32(va), _tf32(vb)
     if a.dtype is D.int8:
         va, vb = va.astype(np.int32), vb.astype(np.int32)
-    prod = np.matmul(va, vb)
-    if prod.dtype != out_dtype.container:
-        prod = prod.astype(out_dtype.container)
+    av = None
     if acc is not None:
         acc = to_tensor(acc)
-        if acc.shape != prod.shape[1:]:
-            raise ValueError(f"tl.dot acc has shape {list(acc.shape)}, expected {list(prod.shape[1:])}")
+        expected = expected_shape(a, b)
+        if acc.shape != expected:
+            raise ValueError(f"tl.dot acc has shape {list(acc.shape)}, expected {list(expected)}")
         av = acc.v
-        if av.shape[0] > prod.shape[0]:
-            prod = prod + av
-        else:
-            np.add(prod, av, out=prod, casting="unsafe")
+        if av.dtype != out_dtype.container:
+            av = av.astype(out_dtype.container)
+    if len(a.shape) == 3:  # batched blocks: rare, keep it plain
+        prod = np.matmul(va, vb)
+        prod = prod.reshape((-1,) + expected_shape(a, b))
+        prod = prod + av if av is not None else prod
+    elif av is not None and av.shape[0] > 1 and a.rows == 1 and b.rows == 1:
+        prod = _batched_matmul(va, vb, None) + av  # a uniform product added to per-program accumulators
+    else:
+        prod = _batched_matmul(va, vb, av)
+    if prod.dtype != out_dtype.container:
+        prod = prod.astype(out_dtype.container)
     if out_dtype.bits == 16:
         prod = _round(prod, out_dtype)
-    return tensor(prod, out_dtype, prod.shape[1:])
+    out = tensor(prod, out_dtype, prod.shape[1:])
+    out.owned = True  # every array made here is fresh (or recycled) and ours alone
+    return out
 
 
 # ---------------------------------------------------------------- hints and no-ops

@@ -15,6 +15,8 @@ back to running one program at a time.
 from __future__ import annotations
 
 import math
+import sys
+import threading
 
 import numpy as np
 
@@ -45,8 +47,37 @@ def _round(x: np.ndarray, dt) -> np.ndarray:
     return x.astype(dt.container, copy=False)
 
 
+class _ArrayPool(threading.local):
+    """Recycles the big arrays that tensors own outright (e.g. a matmul accumulator).
+
+    `acc = tl.dot(a, b, acc)` drops the old accumulator every step; handing its array to the
+    next step instead of freeing it avoids the page faults of a fresh multi-megabyte
+    allocation, which otherwise cost as much as the arithmetic.
+    """
+    LIMIT = 256 << 20
+
+    def __init__(self):
+        self.free, self.bytes = {}, 0
+
+    def empty(self, shape, dtype) -> np.ndarray:
+        stack = self.free.get((shape, np.dtype(dtype).str))
+        if stack:
+            a = stack.pop()
+            self.bytes -= a.nbytes
+            return a
+        return np.empty(shape, dtype)
+
+    def give(self, a: np.ndarray):
+        if a.nbytes >= 1 << 16 and self.bytes + a.nbytes <= self.LIMIT:
+            self.free.setdefault((a.shape, a.dtype.str), []).append(a)
+            self.bytes += a.nbytes
+
+
+POOL = _ArrayPool()
+
+
 class tensor:
-    __slots__ = ("_v", "dtype", "shape", "aff", "buf")
+    __slots__ = ("_v", "dtype", "shape", "aff", "buf", "pv", "owned")
     __array_priority__ = 1000  # numpy scalars defer to our operators
 
     def __init__(self, v, dtype, shape, aff=None, buf=None):
@@ -54,11 +85,29 @@ class tensor:
         if aff is None and not shape and v is not None and (buf is not None or dtype.kind in "iu"):
             aff = (v.reshape(-1).astype(np.int64), ())  # integer scalars are trivially affine
         self._v, self.dtype, self.shape, self.aff, self.buf = v, dtype, shape, aff, buf
+        self.pv = None  # optional view shaped (*program_dims, *shape): blocks shared by programs, not copied
+        self.owned = False  # _v came from POOL and nothing else refers to it
+
+    def __del__(self):
+        if self.owned:
+            v = self._v
+            # referents: our slot, the local name, getrefcount's argument; any view or sharer adds one
+            if v is not None and sys.getrefcount(v) <= 3:
+                POOL.give(v)
 
     # -- values -----------------------------------------------------------------------
+    @classmethod
+    def from_view(cls, pv, dtype, shape):
+        """A tensor whose rows are a strided view over program dimensions (see memory.load)."""
+        t = cls(None, dtype, shape)
+        t.pv = pv
+        return t
+
     @property
     def v(self) -> np.ndarray:
-        if self._v is None:
+        if self._v is None and self.pv is not None:
+            self._v = self.pv.reshape((-1,) + self.shape)
+        elif self._v is None:
             c, steps = self.aff
             out = c.reshape((-1,) + (1,) * len(self.shape))
             for d, (n, s) in enumerate(zip(self.shape, steps)):
@@ -75,7 +124,11 @@ class tensor:
 
     @property
     def rows(self) -> int:
-        return self.aff[0].shape[0] if self._v is None else self._v.shape[0]
+        if self._v is not None:
+            return self._v.shape[0]
+        if self.pv is not None:
+            return math.prod(self.pv.shape[:self.pv.ndim - len(self.shape)])
+        return self.aff[0].shape[0]
 
     @property
     def numel(self):

@@ -258,3 +258,20 @@ def test_in_place_update_through_aliased_arguments():
     x = np.arange(100, dtype=np.float32)
     add_kernel[(4,)](x, x, x, 100, BLOCK=32)
     np.testing.assert_array_equal(x, 2 * np.arange(100, dtype=np.float32))
+
+
+@mt.jit
+def batched_dot_kernel(a_ptr, b_ptr, c_ptr, B: tl.constexpr, M: tl.constexpr, K: tl.constexpr, N: tl.constexpr):
+    i = tl.arange(0, B)[:, None, None]
+    a = tl.load(a_ptr + i * M * K + tl.arange(0, M)[None, :, None] * K + tl.arange(0, K)[None, None, :])
+    b = tl.load(b_ptr + i * K * N + tl.arange(0, K)[None, :, None] * N + tl.arange(0, N)[None, None, :])
+    c = tl.dot(a, b, tl.zeros((B, M, N), tl.float32))
+    tl.store(c_ptr + i * M * N + tl.arange(0, M)[None, :, None] * N + tl.arange(0, N)[None, None, :], c)
+
+
+def test_three_dimensional_dot():
+    rng = np.random.default_rng(9)
+    a, b = rng.standard_normal((2, 16, 32)).astype(np.float16), rng.standard_normal((2, 32, 16)).astype(np.float16)
+    c = np.zeros((2, 16, 16), np.float32)
+    batched_dot_kernel[(1,)](a, b, c, B=2, M=16, K=32, N=16)
+    np.testing.assert_allclose(c, a.astype(np.float32) @ b.astype(np.float32), rtol=1e-5, atol=1e-5)
