@@ -73,22 +73,22 @@ def _round_half(src, out):
 _SMALL = 1 << 14  # below this, numpy's own loop beats numba's thread start-up
 
 
-def half_to_float(a: np.ndarray) -> np.ndarray:
+def half_to_float(a: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     """float16 array -> float32 array, bit-exact."""
     if a.size < _SMALL:
         return a.astype(np.float32)
     src = np.ascontiguousarray(a).view(np.uint16)
-    out = np.empty(a.shape, np.float32)
+    out = np.empty(a.shape, np.float32) if out is None else out
     _h2f(src.reshape(-1), out.reshape(-1))
     return out
 
 
-def float_to_half(a: np.ndarray) -> np.ndarray:
+def float_to_half(a: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     """float32 array -> float16 array, round to nearest even like numpy."""
     if a.size < _SMALL:
         return a.astype(np.float16)
     src = np.ascontiguousarray(a, dtype=np.float32)
-    out = np.empty(a.shape, np.uint16)
+    out = np.empty(a.shape, np.uint16) if out is None else out.view(np.uint16)
     _f2h(src.reshape(-1), out.reshape(-1))
     return out.view(np.float16)
 

@@ -7,13 +7,16 @@ only when the whole launch has succeeded; an error anywhere leaves every argumen
 """
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from . import dtypes as D
 from . import _numba
 from . import context
-from .tensor import tensor, to_tensor, _round
+from .tensor import tensor, to_tensor, _round, POOL
+from .ops import _bshape
 
 
 class OutOfBoundsError(IndexError):
@@ -42,6 +45,10 @@ class Buffer:
         self.reset()
 
     def reset(self):
+        """Drop the private copy (its memory goes back to the pool unless a view still uses it)."""
+        shadow = getattr(self, "shadow", None)
+        if shadow is not None and getattr(self, "private", False) and sys.getrefcount(shadow) <= 3:
+            POOL.give(shadow)
         self.shadow, self.private, self.dirty, self.exported = None, False, False, False
 
     def data(self) -> np.ndarray:
@@ -56,7 +63,7 @@ class Buffer:
 
     def _convert_in(self):
         if self.dtype is D.float16:
-            return _numba.half_to_float(self.flat)
+            return _numba.half_to_float(self.flat, POOL.empty(self.flat.shape, np.float32))
         return self.flat.astype(self.dtype.container)
 
     def writable(self) -> np.ndarray:
@@ -67,20 +74,25 @@ class Buffer:
             raise ValueError(f"argument '{self.name}' is read-only but the kernel stores to it")
         data = self.data()
         if not self.private or self.exported:
-            self.shadow = data.copy()
+            self.shadow = POOL.empty(data.shape, data.dtype)
+            self.shadow[...] = data
             self.private, self.exported = True, False
         self.dirty = True
         return self.shadow
 
     def commit(self):
+        """Write the private copy back to the argument (if stored to), then release it."""
         if not self.dirty:
+            self.reset()
             return
         s = self.shadow
         if self.dtype is D.float16:
-            s = _numba.float_to_half(s)
+            s = _numba.float_to_half(s, POOL.empty(s.shape, np.float16))
         elif s.dtype != self.flat.dtype:
             s = s.astype(self.flat.dtype)
         self.flat[...] = s
+        if s is not self.shadow:
+            POOL.give(s)
         self.reset()
 
 
@@ -133,7 +145,7 @@ def _mask(mask, shape, what):
     if m.buf is not None:
         raise TypeError(f"tl.{what}: mask must be a boolean block, got a pointer")
     try:
-        full = tuple(np.broadcast_shapes(m.shape, shape))
+        full = _bshape(m.shape, tuple(shape))
     except ValueError:
         full = None
     if full != tuple(shape):
@@ -151,7 +163,22 @@ def _window(src, steps, shape):
                       strides=(item,) + tuple(s * item for s, n in zip(steps, shape)), writeable=src.flags.writeable)
 
 
+_DIMS_CACHE: dict = {}
+
+
 def program_dims(base: np.ndarray):
+    """Cached `_program_dims` of the offsets relative to the first program (loops shift them by a
+    constant every iteration, which keeps the structure)."""
+    rel = base - base[0]
+    key = rel.tobytes()
+    if key not in _DIMS_CACHE:
+        if len(_DIMS_CACHE) > 256:
+            _DIMS_CACHE.clear()
+        _DIMS_CACHE[key] = _program_dims(rel)
+    return _DIMS_CACHE[key]
+
+
+def _program_dims(base: np.ndarray):
     """Factor per-program offsets as an affine function of mixed-radix program digits.
 
     Returns (dims, strides), outermost first, with base.reshape(dims) == base[0] +
@@ -277,7 +304,7 @@ def _values_for(pointer, value, what):
         from .ops import cast
         value = cast(value, buf.dtype)
     try:
-        full = tuple(np.broadcast_shapes(value.shape, pointer.shape))
+        full = _bshape(value.shape, tuple(pointer.shape))
     except ValueError:
         full = None
     if full != tuple(pointer.shape):

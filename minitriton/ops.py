@@ -19,10 +19,21 @@ def _cv(x):
 
 # ---------------------------------------------------------------- broadcasting helpers
 def _bshape(a, b):
-    try:
-        return tuple(np.broadcast_shapes(a, b))
-    except ValueError:
-        raise ValueError(f"incompatible block shapes {list(a)} and {list(b)}") from None
+    """numpy's broadcasting rule on shape tuples (a hot path: kept free of numpy calls)."""
+    if a == b:
+        return a
+    if len(a) != len(b):
+        n = builtins.max(len(a), len(b))
+        a, b = (1,) * (n - len(a)) + a, (1,) * (n - len(b)) + b
+    out = []
+    for x, y in zip(a, b):
+        if x == y or y == 1:
+            out.append(x)
+        elif x == 1:
+            out.append(y)
+        else:
+            raise ValueError(f"incompatible block shapes {list(a)} and {list(b)}")
+    return tuple(out)
 
 
 def _aligned(x: tensor, nd: int, dt=None) -> np.ndarray:
@@ -394,7 +405,7 @@ def broadcast_to(x, *shape):
     if tuple(x.shape) == shape:
         return x
     try:
-        full_shape = tuple(np.broadcast_shapes(x.shape, shape))
+        full_shape = _bshape(x.shape, shape)
     except ValueError:
         full_shape = None
     if full_shape != shape:
@@ -573,49 +584,23 @@ def _dot_operands(a: tensor, b: tensor):
     return shaped(a), shaped(b)
 
 
-_POOL = None
-_BLAS = None
-SMALL_DOT_FLOPS = 2 * 160 ** 3  # below this, one BLAS thread per product and products spread over threads
-
-
 def _batched_matmul(va, vb, acc):
     """acc + va @ vb for every program, as a flat (programs, m, n) array.
 
-    Small per-program products run single-threaded in BLAS, the two halves of the batch on
-    two threads (BLAS's own threading costs more than it gives at these sizes).  The choice
-    depends only on the product's shape, never on how many programs run together, so each
-    program's product comes from the same BLAS call on every execution path.
+    One np.matmul over the program dims: each program's product is its own BLAS call, the
+    same call whether it runs alone or in lockstep with others, so both execution paths
+    agree bit for bit.  (One big GEMM over shared blocks would be faster, but BLAS rounds
+    differently for different matrix shapes.)
     """
-    global _POOL, _BLAS
-    m, k, n = va.shape[-2], va.shape[-1], vb.shape[-1]
-    batch = tuple(np.broadcast_shapes(va.shape[:-2], vb.shape[:-2]))
+    m, n = va.shape[-2], vb.shape[-1]
+    batch = _bshape(va.shape[:-2], vb.shape[:-2])
     flat = POOL.empty((math.prod(batch), m, n), np.result_type(va, vb))
     out = flat.reshape(batch + (m, n))
+    np.matmul(va, vb, out=out)
     if acc is not None:
-        acc = acc.reshape(batch + (m, n)) if acc.shape[0] == flat.shape[0] else acc.reshape((1,) * len(batch) + (m, n))
-
-    def part(sl):
-        np.matmul(va[sl], vb[sl], out=out[sl])
-        if acc is not None:
-            np.add(out[sl], acc[sl] if acc.shape[:-2] == batch else acc, out=out[sl], casting="unsafe")
-
-    everything = (Ellipsis,)
-    if 2 * m * n * k > SMALL_DOT_FLOPS:
-        part(everything)
-        return flat
-    if _BLAS is None:
-        from concurrent.futures import ThreadPoolExecutor
-        from threadpoolctl import ThreadpoolController
-        _BLAS, _POOL = ThreadpoolController(), ThreadPoolExecutor(2)
-    va, vb = np.broadcast_to(va, batch + va.shape[-2:]), np.broadcast_to(vb, batch + vb.shape[-2:])
-    axis = next((i for i, d in enumerate(batch) if d > 1), None)
-    with _BLAS.limit(limits=1, user_api="blas"):
-        if axis is None:
-            part(everything)
-        else:
-            half = batch[axis] // 2
-            lead = (slice(None),) * axis
-            list(_POOL.map(part, [lead + (slice(None, half),), lead + (slice(half, None),)]))
+        same = acc.shape[0] == flat.shape[0]
+        np.add(out, acc.reshape(batch + (m, n)) if same else acc.reshape((1,) * len(batch) + (m, n)), out=out,
+               casting="unsafe")
     return flat
 
 
