@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from benchmarks.common import parser, median_time, markdown, machine, update_readme
+import minitriton as mt
 from kernels import gemm
 
 
@@ -37,14 +38,8 @@ def run(quick: bool):
 
 def one_at_a_time(a, b, cfg):
     """The fallback path: every program of the launch run separately."""
-    M, K = a.shape
-    N = b.shape[1]
-    c = np.empty((M, N), np.float16)
-    grid = (-(-M // cfg["BLOCK_M"]) * -(-N // cfg["BLOCK_N"]), 1)
-    st = lambda x: tuple(s // x.itemsize for s in x.strides)
-    gemm.matmul_kernel.execute_one_at_a_time(a, b, c, None, M, N, K, *st(a), *st(b), 0, *st(c), grid=grid,
-                                             HAS_BIAS=False, ACTIVATION=None, **cfg)
-    return c
+    with mt.one_program_at_a_time():
+        return gemm.matmul(a, b, config=cfg)
 
 
 def main(argv=None):

@@ -130,5 +130,20 @@ def _atomic(buf, offs, vals, op, half):
 ATOMIC_OPS = {"add": 0, "max": 1, "min": 2, "xchg": 3}
 
 
+@numba.njit(cache=True)
+def _cas(buf, offs, cmp, vals):
+    old = np.empty(offs.size, buf.dtype)
+    for i in range(offs.size):
+        cur = buf[offs[i]]
+        old[i] = cur
+        if cur == cmp[i]:
+            buf[offs[i]] = vals[i]
+    return old
+
+
+def atomic_cas(buf: np.ndarray, offs: np.ndarray, cmp: np.ndarray, vals: np.ndarray) -> np.ndarray:
+    return _cas(buf, offs.astype(np.int64), cmp.astype(buf.dtype), vals.astype(buf.dtype))
+
+
 def atomic_apply(buf: np.ndarray, offs: np.ndarray, vals: np.ndarray, op: str, half: bool) -> np.ndarray:
     return _atomic(buf, offs.astype(np.int64), vals.astype(buf.dtype), ATOMIC_OPS[op], half)

@@ -9,9 +9,11 @@ written back only when the whole launch succeeded.
 from __future__ import annotations
 
 import builtins
+import contextlib
 import functools
 import inspect
 import math
+import threading
 import types
 
 import numpy as np
@@ -114,7 +116,12 @@ class JITFunction:
         return dict(bound.arguments)
 
     def run(self, *args, grid, **kwargs):
-        options = {k: kwargs.pop(k) for k in LAUNCH_OPTIONS if k in kwargs}
+        # launch options; one that is also a kernel parameter (Triton's tutorials do this with
+        # num_stages) goes to both
+        options = {k: kwargs[k] for k in LAUNCH_OPTIONS if k in kwargs}
+        for k in options:
+            if k not in self.signature.parameters:
+                del kwargs[k]
         bound = self.bind(args, kwargs)
         grid = self._grid(grid, bound)
         self.last_launch = dict(grid=grid, args=bound, num_warps=options.get("num_warps", 4),
@@ -176,6 +183,8 @@ class JITFunction:
         body = self._body()
         try:
             try:
+                if _mode.sequential:
+                    raise Divergent("one program at a time requested")
                 for start in range(0, pids.shape[0], LOCKSTEP_ROWS):
                     self._run_programs(body, values, grid, pids[start:start + LOCKSTEP_ROWS], buffers)
             except Divergent:
@@ -198,26 +207,23 @@ class JITFunction:
         with context.running(state):
             body(**values)
 
-    def execute_one_at_a_time(self, *args, grid, **kwargs):
-        """Run every program separately (the fallback path), for tests and benchmarks."""
-        for k in LAUNCH_OPTIONS:
-            kwargs.pop(k, None)
-        bound = self.bind(args, kwargs)
-        grid = self._grid(grid, bound)
-        values, buffers = self._arguments(bound)
-        gx, gy, gz = grid
-        z, y, x = np.meshgrid(np.arange(gz), np.arange(gy), np.arange(gx), indexing="ij")
-        pids = np.stack([x.reshape(-1), y.reshape(-1), z.reshape(-1)], axis=1).astype(np.int32)
-        body = self._body()
-        try:
-            for row in range(pids.shape[0]):
-                self._run_programs(body, values, grid, pids[row:row + 1], buffers)
-        except BaseException:
-            for b in buffers:
-                b.reset()
-            raise
-        for b in buffers:
-            b.commit()
+
+class _Mode(threading.local):
+    sequential = False
+
+
+_mode = _Mode()
+
+
+@contextlib.contextmanager
+def one_program_at_a_time():
+    """Within this block, launches run every program separately (the fallback path), e.g. to
+    check that it gives the same bits as lockstep execution."""
+    prev, _mode.sequential = _mode.sequential, True
+    try:
+        yield
+    finally:
+        _mode.sequential = prev
 
 
 def jit(fn=None, **options):

@@ -50,9 +50,28 @@ class Buffer:
         if shadow is not None and getattr(self, "private", False) and sys.getrefcount(shadow) <= 3:
             POOL.give(shadow)
         self.shadow, self.private, self.dirty, self.exported = None, False, False, False
+        self.log = []  # stores to a buffer never read in this launch: applied straight at commit
+
+    def check_writable(self):
+        if not self.flat.flags.writeable:
+            raise ValueError(f"argument '{self.name}' is read-only but the kernel stores to it")
+
+    def put(self, target, vals):
+        """Store `vals` at `target` (a _Window or flat offsets).  Until the buffer is read, stores
+        are only logged: an output that is just written is never converted or copied whole."""
+        self.dirty = True
+        if self.shadow is None:
+            self.log.append((target, vals))
+        else:
+            _assign(self.writable(), target, vals)
 
     def data(self) -> np.ndarray:
         """Flat values in the container dtype, for reading."""
+        if self.log:
+            log, self.log = self.log, []
+            dst = self.writable()
+            for target, vals in log:
+                _assign(dst, target, vals)
         if self.shadow is None:
             if self.flat.dtype == self.dtype.container:
                 self.shadow = self.flat
@@ -66,12 +85,16 @@ class Buffer:
             return _numba.half_to_float(self.flat, POOL.empty(self.flat.shape, np.float32))
         return self.flat.astype(self.dtype.container)
 
+    def _to_storage(self, vals):
+        if self.dtype is D.float16:
+            return _numba.float_to_half(np.ascontiguousarray(vals))
+        return vals.astype(self.flat.dtype, copy=False)
+
     def writable(self) -> np.ndarray:
         """The private copy that stores go to.  Loaded blocks may be views of the current
         shadow (`exported`): then the first store copies it, so those blocks keep the values
         they had when loaded."""
-        if not self.flat.flags.writeable:
-            raise ValueError(f"argument '{self.name}' is read-only but the kernel stores to it")
+        self.check_writable()
         data = self.data()
         if not self.private or self.exported:
             self.shadow = POOL.empty(data.shape, data.dtype)
@@ -81,7 +104,12 @@ class Buffer:
         return self.shadow
 
     def commit(self):
-        """Write the private copy back to the argument (if stored to), then release it."""
+        """Write the private copy (or the logged stores) back to the argument, then release it."""
+        if self.log:
+            for target, vals in self.log:
+                _assign(self.flat, target, self._to_storage(vals))
+            self.reset()
+            return
         if not self.dirty:
             self.reset()
             return
@@ -94,6 +122,24 @@ class Buffer:
         if s is not self.shadow:
             POOL.give(s)
         self.reset()
+
+
+class _Window:
+    """Store target: a block of `shape` with element strides `steps` at each offset of `base`."""
+
+    def __init__(self, base, steps, shape):
+        self.base, self.steps, self.shape = base, steps, shape
+
+    def index(self, flat: np.ndarray):
+        return (_window(flat, self.steps, self.shape), self.base) if self.shape else (flat, self.base)
+
+
+def _assign(flat, target, vals):
+    if isinstance(target, _Window):
+        dst, idx = target.index(flat)
+        dst[idx] = vals
+    else:
+        flat[target] = vals
 
 
 def argument_pointer(buf: Buffer) -> tensor:
@@ -317,29 +363,27 @@ def _values_for(pointer, value, what):
 def store(pointer, value, mask=None, boundary_check=(), cache_modifier="", eviction_policy=""):
     pointer = _check_pointer(pointer, "store")
     buf = pointer.buf
+    buf.check_writable()
     vals = _values_for(pointer, value, "store")
     m = _mask(mask, pointer.shape, "store")
-    dst = buf.writable()
-    fast = _affine_in_bounds(pointer, dst.size) if m is None else None
+    n = buf.flat.size
+    fast = _affine_in_bounds(pointer, n) if m is None else None
     if fast is not None:
         base, steps = fast
         vals = np.broadcast_to(vals, (max(base.shape[0], vals.shape[0]),) + pointer.shape)
         if base.shape[0] < vals.shape[0]:
             base = np.broadcast_to(base, vals.shape[:1])
-        if pointer.shape:
-            _window(dst, steps, pointer.shape)[base] = vals
-        else:
-            dst[base] = vals
+        buf.put(_Window(base, steps, pointer.shape), vals)
         return None
-    off, m = _materialized(pointer, m, dst.size, "store")
+    off, m = _materialized(pointer, m, n, "store")
     rows = max(off.shape[0], vals.shape[0])
     off = np.broadcast_to(off, (rows,) + off.shape[1:])
     vals = np.broadcast_to(vals, off.shape)
     if m is None:
-        dst[off.reshape(-1)] = vals.reshape(-1)
+        buf.put(off.reshape(-1), vals.reshape(-1))
     else:
         m = np.broadcast_to(m, off.shape)
-        dst[off[m]] = vals[m]
+        buf.put(off[m], vals[m])
     return None
 
 
@@ -358,6 +402,19 @@ def _atomic(op, pointer, val, mask=None, sem=None, scope=None):
     old = np.zeros(off.size, dst.dtype)
     sel = np.ones(off.size, bool) if m is None else np.broadcast_to(m, full).reshape(-1)
     old[sel] = _numba.atomic_apply(dst, off[sel], vals[sel], op, buf.dtype is D.float16)
+    return tensor(old.reshape(full), buf.dtype, pointer.shape)
+
+
+def atomic_cas(pointer, cmp, val, sem=None, scope=None):
+    """Compare-and-swap, lane by lane in program order; returns the old values."""
+    pointer = _check_pointer(pointer, "atomic_cas")
+    buf = pointer.buf
+    cmps, vals = _values_for(pointer, cmp, "atomic_cas"), _values_for(pointer, val, "atomic_cas")
+    dst = buf.writable()
+    off, _ = _materialized(pointer, None, dst.size, "atomic_cas")
+    full = (max(off.shape[0], cmps.shape[0], vals.shape[0]),) + tuple(pointer.shape)
+    old = _numba.atomic_cas(dst, np.broadcast_to(off, full).reshape(-1), np.broadcast_to(cmps, full).reshape(-1),
+                            np.broadcast_to(vals, full).reshape(-1))
     return tensor(old.reshape(full), buf.dtype, pointer.shape)
 
 

@@ -1,0 +1,44 @@
+"""Lockstep execution and one-program-at-a-time execution give the same bits."""
+import numpy as np
+import pytest
+
+import minitriton as mt
+from kernels import gemm, conv, rowsum, rowsoftmax
+
+
+def _both_paths(run):
+    lockstep = run()
+    with mt.one_program_at_a_time():
+        sequential = run()
+    return lockstep, sequential
+
+
+def _same_bits(x, y):
+    assert x.dtype == y.dtype and x.shape == y.shape
+    np.testing.assert_array_equal(x.view(np.uint8), y.view(np.uint8))
+
+
+@pytest.mark.parametrize("cfg", [
+    dict(BLOCK_M=64, BLOCK_N=64, BLOCK_K=32, GROUP_M=8, SPLIT_K=1),
+    dict(BLOCK_M=16, BLOCK_N=32, BLOCK_K=16, GROUP_M=3, SPLIT_K=1),   # partial GROUP_M groups
+    dict(BLOCK_M=32, BLOCK_N=16, BLOCK_K=64, GROUP_M=2, SPLIT_K=4),
+    dict(BLOCK_M=16, BLOCK_N=16, BLOCK_K=16, GROUP_M=1, SPLIT_K=16),
+])
+def test_matmul_paths_are_bit_identical(cfg):
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((200, 100)).astype(np.float16)
+    b = rng.standard_normal((100, 150)).astype(np.float16)
+    bias = rng.standard_normal(150).astype(np.float16)
+    _same_bits(*_both_paths(lambda: gemm.matmul(a, b, bias, "relu", config=cfg)))
+
+
+def test_other_kernels_paths_are_bit_identical():
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((2, 9, 7, 8)).astype(np.float16)
+    w = rng.standard_normal((3, 3, 8, 16)).astype(np.float16)
+    cfg = dict(BLOCK_M=32, BLOCK_N=16, BLOCK_K=32, GROUP_M=2, SPLIT_K=2)
+    _same_bits(*_both_paths(lambda: conv.conv2d(x, w, stride=2, padding=1, config=cfg)))
+    r = rng.standard_normal((5, 3000)).astype(np.float16)
+    _same_bits(*_both_paths(lambda: rowsum.row_sum(r, dict(BLOCK_N=256, SPLIT=4))))
+    s = rng.standard_normal((13, 100)).astype(np.float32)
+    _same_bits(*_both_paths(lambda: rowsoftmax.softmax(s, dict(ROWS=4))))
