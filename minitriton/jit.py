@@ -204,7 +204,7 @@ class JITFunction:
 
     def _run_programs(self, body, values, grid, pids, buffers):
         state = context.LaunchState(self.__name__, grid, pids, buffers)
-        with context.running(state):
+        with context.running(state), np.errstate(all="ignore"):  # a GPU raises no FP exceptions
             body(**values)
 
 

@@ -76,9 +76,8 @@ def _uniform_int(x):
 
 # ---------------------------------------------------------------- binary operations
 def _int_div(a, b):
-    with np.errstate(all="ignore"):
-        q = np.floor_divide(a, b)
-        fix = (np.remainder(a, b) != 0) & ((a < 0) != (b < 0))
+    q = np.floor_divide(a, b)
+    fix = (np.remainder(a, b) != 0) & ((a < 0) != (b < 0))
     return np.where(fix, q + 1, q) if fix.any() else q
 
 
@@ -92,7 +91,36 @@ _NUMPY = {
 _COMPARE = {"lt", "le", "gt", "ge", "eq", "ne"}
 
 
+def _affine_int_fast(a, b, op):
+    """Index arithmetic with a small Python int (`offs + 1`, `BLOCK * stride`, `ptr += step`):
+    the hot path of every kernel loop, done without the general machinery."""
+    if op not in ("add", "sub", "mul"):
+        return None
+    if type(b) is int and type(a) is tensor:
+        t, k, flip = a, b, False
+    elif type(a) is int and type(b) is tensor:
+        t, k, flip = b, a, True
+    else:
+        return None
+    if t.aff is None or not (-2 ** 31 <= k < 2 ** 31) or (t.buf is None and t.dtype.kind not in "iu") \
+            or (t.buf is not None and (flip and op == "sub" or op == "mul")):
+        return None
+    c, steps = t.aff
+    if op == "add":
+        aff = (c + k, steps)
+    elif op == "mul":
+        aff = (c * k, tuple(x * k for x in steps))
+    elif flip:  # k - t
+        aff = (k - c, tuple(-x for x in steps))
+    else:
+        aff = (c - k, steps)
+    return tensor(None, t.dtype, t.shape, aff=aff, buf=t.buf)
+
+
 def binary(a, b, op: str) -> tensor:
+    fast = _affine_int_fast(a, b, op)
+    if fast is not None:
+        return fast
     if isinstance(a, tensor) and a.buf is not None or isinstance(b, tensor) and b.buf is not None:
         from .memory import pointer_binary
         return pointer_binary(a, b, op)
@@ -109,17 +137,16 @@ def binary(a, b, op: str) -> tensor:
         return tensor(None, dt, shape, aff=aff)
     nd = len(shape)
     va, vb = _aligned(a, nd, dt), _aligned(b, nd, dt)
-    with np.errstate(all="ignore"):
-        if op in _NUMPY:
-            out = _NUMPY[op](va, vb)
-        elif op == "truediv":
-            out = np.true_divide(va, vb)
-        elif op == "floordiv":
-            out = _int_div(va, vb) if dt.is_int() else np.floor_divide(va, vb)
-        elif op == "mod":
-            out = np.fmod(va, vb)
-        else:
-            raise NotImplementedError(op)
+    if op in _NUMPY:  # floating-point warnings are silenced once per launch, in jit.py
+        out = _NUMPY[op](va, vb)
+    elif op == "truediv":
+        out = np.true_divide(va, vb)
+    elif op == "floordiv":
+        out = _int_div(va, vb) if dt.is_int() else np.floor_divide(va, vb)
+    elif op == "mod":
+        out = np.fmod(va, vb)
+    else:
+        raise NotImplementedError(op)
     if op in _COMPARE:
         return tensor(out, D.int1, shape)
     return tensor(_round(out, dt) if dt.kind == "f" and dt.bits == 16 else out.astype(dt.container, copy=False), dt, shape)

@@ -74,6 +74,7 @@ class _ArrayPool(threading.local):
 
 
 POOL = _ArrayPool()
+_UNIFORM_INDEX: dict = {}
 
 
 class tensor:
@@ -109,14 +110,27 @@ class tensor:
             self._v = self.pv.reshape((-1,) + self.shape)
         elif self._v is None:
             c, steps = self.aff
-            out = c.reshape((-1,) + (1,) * len(self.shape))
-            for d, (n, s) in enumerate(zip(self.shape, steps)):
-                if s and n > 1:
-                    idx = np.arange(n, dtype=np.int64) * s
-                    out = out + idx.reshape((1,) + (1,) * d + (n,) + (1,) * (len(self.shape) - d - 1))
-            out = np.broadcast_to(out, (out.shape[0],) + self.shape)
-            self._v = out.astype(self.container, copy=False)
+            if c.shape[0] == 1:  # a uniform index block (an arange, say): built once, reused
+                key = (int(c[0]), steps, self.shape, self.container)
+                self._v = _UNIFORM_INDEX.get(key)
+                if self._v is None:
+                    if len(_UNIFORM_INDEX) > 1024:
+                        _UNIFORM_INDEX.clear()
+                    self._v = _UNIFORM_INDEX[key] = self._materialize()
+            else:
+                self._v = self._materialize()
         return self._v
+
+    def _materialize(self):
+        c, steps = self.aff
+        out = c.reshape((-1,) + (1,) * len(self.shape))
+        for d, (n, s) in enumerate(zip(self.shape, steps)):
+            if s and n > 1:
+                idx = np.arange(n, dtype=np.int64) * s
+                out = out + idx.reshape((1,) + (1,) * d + (n,) + (1,) * (len(self.shape) - d - 1))
+        out = np.broadcast_to(out, (out.shape[0],) + self.shape).astype(self.container, copy=False)
+        out.flags.writeable = False
+        return out
 
     @property
     def container(self):
