@@ -8,6 +8,7 @@ Goal (issue 2): lockstep at most 3x numpy at BLOCK 64 and 2x at BLOCK 128.
 from __future__ import annotations
 
 import numpy as np
+from numpy.lib.stride_tricks import as_strided
 
 from benchmarks.common import parser, median_time, markdown, machine, update_readme
 import minitriton as mt
@@ -39,16 +40,29 @@ def run(quick: bool):
     for block, goal in ((64, 3.0), (128, 2.0)):
         cfg = dict(BLOCK_M=block, BLOCK_N=block, BLOCK_K=block, GROUP_M=8, SPLIT_K=1)
         lock, base, ratio = paired(lambda: gemm.matmul(a, b, config=cfg), numpy_mm, repeats)
+        floor, _, floor_ratio = paired(lambda: per_program_products(a32, b32, block), numpy_mm, repeats)
         c_lock = gemm.matmul(a, b, config=cfg)
         c_one = one_at_a_time(a, b, cfg)
         one = median_time(lambda: one_at_a_time(a, b, cfg), 1 if quick else 3, warmup=0)
         same = "yes" if np.array_equal(c_lock.view(np.uint16), c_one.view(np.uint16)) else "NO"
-        rows.append((f"BLOCK {block}", f"{base * 1e3:.1f}", f"{lock * 1e3:.1f}", f"{ratio:.2f}×", f"≤ {goal:.0f}×",
-                     f"{one * 1e3:.0f} ({one / base:.0f}×)", same))
+        rows.append((f"BLOCK {block}", f"{base * 1e3:.1f}", f"{lock * 1e3:.1f}", f"**{ratio:.2f}×**", f"≤ {goal:.0f}×",
+                     f"{floor_ratio:.2f}×", f"{one * 1e3:.0f} ({one / base:.0f}×)", same))
     table = markdown(["config", "numpy fp32 ms", "lockstep ms", "lockstep / numpy", "goal",
-                      "one program at a time ms (/ numpy)", "same bits"], rows)
+                      "floor: per-program BLAS calls alone / numpy", "one program at a time ms (/ numpy)", "same bits"], rows)
     return table + (f"\n\n1024³ matmul, fp16 in, fp32 accumulate, fp16 out, BLOCK_M = BLOCK_N = BLOCK_K; "
                     f"medians of {repeats} alternating runs on {machine()}.\n")
+
+
+def per_program_products(a32, b32, block):
+    """The floor under the lockstep path: each program's (block x K) @ (K x block) product as
+    one np.matmul over strided views, with no executor around it.  Bit identity between the
+    paths needs one BLAS call per program (BLAS rounds differently for different shapes), so
+    this, not one big GEMM, is the best the executor can do."""
+    n = a32.shape[0]
+    g = n // block
+    av = as_strided(a32, shape=(g, g, block, n), strides=(0, block * a32.strides[0]) + a32.strides)
+    bv = as_strided(b32, shape=(g, g, n, block), strides=(block * b32.strides[1], 0) + b32.strides)
+    return np.matmul(av, bv)
 
 
 def one_at_a_time(a, b, cfg):

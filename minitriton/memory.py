@@ -56,6 +56,11 @@ class Buffer:
         if not self.flat.flags.writeable:
             raise ValueError(f"argument '{self.name}' is read-only but the kernel stores to it")
 
+    @property
+    def logging(self):
+        """Stores are still only logged (converted to the argument's dtype at commit)."""
+        return self.shadow is None
+
     def put(self, target, vals):
         """Store `vals` at `target` (a _Window or flat offsets).  Until the buffer is read, stores
         are only logged: an output that is just written is never converted or copied whole."""
@@ -70,8 +75,9 @@ class Buffer:
         if self.log:
             log, self.log = self.log, []
             dst = self.writable()
-            for target, vals in log:
-                _assign(dst, target, vals)
+            half = self.dtype.is_floating() and self.dtype.bits == 16
+            for target, vals in log:  # logged values may be unrounded fp32 (see store)
+                _assign(dst, target, _round(vals, self.dtype) if half else vals)
         if self.shadow is None:
             if self.flat.dtype == self.dtype.container:
                 self.shadow = self.flat
@@ -320,10 +326,14 @@ def load(pointer, mask=None, other=None, boundary_check=(), padding_option="", c
     if fast is not None:
         base, steps = fast
         if m is None and pointer.shape and not buf.dirty:
+            # the block stays tied to its place in memory: a view shared between programs, and
+            # a window description that lets a chain of dots read all its K steps at once
+            buf.exported = True
             view = _program_view(src, base, steps, pointer.shape)
-            if view is not None:
-                buf.exported = True
-                return tensor.from_view(view, buf.dtype, pointer.shape)
+            t = tensor.from_view(view, buf.dtype, pointer.shape) if view is not None else \
+                tensor(_window(src, steps, pointer.shape)[base], buf.dtype, pointer.shape)
+            t.win = (src, base, steps)
+            return t
         vals = _window(src, steps, pointer.shape)[base] if pointer.shape else src[base]
     else:
         off, m = _materialized(pointer, m, src.size, "load")
@@ -341,14 +351,18 @@ def _like(buf):
     return tensor(None, buf.dtype, ())
 
 
-def _values_for(pointer, value, what):
+def _values_for(pointer, value, what, unrounded_ok=False):
+    """The values to store, broadcast to the pointer's rank.  With `unrounded_ok`, fp32 values
+    bound for a half-precision argument come back unrounded (the caller rounds them later)."""
+    from .ops import cast, Rounding
     buf = pointer.buf
     value = to_tensor(value, _like(buf))
     if value.buf is not None:
         raise TypeError(f"tl.{what}: storing pointers is not supported")
     if value.dtype is not buf.dtype:
-        from .ops import cast
         value = cast(value, buf.dtype)
+    if unrounded_ok and value._v is None and isinstance(value.lazy, Rounding):
+        value = value.lazy.src
     try:
         full = _bshape(value.shape, tuple(pointer.shape))
     except ValueError:
@@ -364,7 +378,7 @@ def store(pointer, value, mask=None, boundary_check=(), cache_modifier="", evict
     pointer = _check_pointer(pointer, "store")
     buf = pointer.buf
     buf.check_writable()
-    vals = _values_for(pointer, value, "store")
+    vals = _values_for(pointer, value, "store", unrounded_ok=buf.logging)
     m = _mask(mask, pointer.shape, "store")
     n = buf.flat.size
     fast = _affine_in_bounds(pointer, n) if m is None else None

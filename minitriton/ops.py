@@ -121,6 +121,10 @@ def binary(a, b, op: str) -> tensor:
     fast = _affine_int_fast(a, b, op)
     if fast is not None:
         return fast
+    if op == "add":
+        fused = fuse_accumulate(a, b)
+        if fused is not None:
+            return fused
     if isinstance(a, tensor) and a.buf is not None or isinstance(b, tensor) and b.buf is not None:
         from .memory import pointer_binary
         return pointer_binary(a, b, op)
@@ -269,6 +273,19 @@ def cdiv(x, div):
 
 
 # ---------------------------------------------------------------- casts
+class Rounding:
+    """fp32 values rounded to fp16/bf16 when first used.  A store into a half-precision
+    argument takes the fp32 values and rounds them once, as it converts them for memory."""
+
+    __slots__ = ("src", "dtype", "rows")
+
+    def __init__(self, src, dtype):
+        self.src, self.dtype, self.rows = src, dtype, src.rows
+
+    def evaluate(self):
+        return _round(self.src.v, self.dtype)
+
+
 def cast(x, dtype, bitcast=False, **_):
     x = to_tensor(x)
     dtype = _cv(dtype)
@@ -281,6 +298,8 @@ def cast(x, dtype, bitcast=False, **_):
             raise ValueError(f"bitcast needs equal bit widths, got {x.dtype} -> {dtype}")
         storage = x.v.astype(x.dtype.np) if x.dtype.container != x.dtype.np else x.v
         return tensor(np.ascontiguousarray(storage).view(dtype.np).astype(dtype.container, copy=False), dtype, x.shape)
+    if dtype.bits == 16 and dtype.is_floating() and x.dtype is D.float32:
+        return tensor.deferred(Rounding(x, dtype), dtype, x.shape)
     v = x.v
     if dtype.is_bool():
         out = v != 0
@@ -635,6 +654,92 @@ def expected_shape(a, b):
     return a.shape[:-1] + b.shape[-1:]
 
 
+def _concat_k(ts, axis):
+    """The K-concatenation of a chain's operand blocks, as one tensor.
+
+    Blocks loaded from consecutive K windows of one array (the usual `ptrs += BLOCK_K * stride`
+    loop) concatenate into a single window of the same array, read in place; anything else is
+    copied together."""
+    if len(ts) == 1:
+        return ts[0]
+    first = ts[0]
+    shape = list(first.shape)
+    shape[axis] *= len(ts)
+    shape = tuple(shape)
+    if all(t.win is not None for t in ts) and all(t.shape == first.shape for t in ts):
+        from .memory import _program_view, _window
+        src, base, steps = first.win
+        width = first.shape[axis] * steps[axis]
+        if all(t.win[0] is src and t.win[2] == steps and t.win[1].shape == base.shape
+               and (t.win[1] == base + k * width).all() for k, t in enumerate(ts)):
+            view = _program_view(src, base, steps, shape)
+            if view is not None:
+                return tensor.from_view(view, first.dtype, shape)
+            return tensor(_window(src, steps, shape)[base], first.dtype, shape)
+    rows = builtins.max(t.rows for t in ts)
+    parts = [np.broadcast_to(t.v, (rows,) + t.shape) for t in ts]
+    return tensor(np.concatenate(parts, axis=axis + 1), first.dtype, shape)
+
+
+class DotChain:
+    """acc0 + a_0 @ b_0 + a_1 @ b_1 + ..., evaluated only when its value is needed.
+
+    `acc = tl.dot(a, b, acc)` in a K loop builds one chain; when the accumulator is finally
+    used, every program's product runs as ONE BLAS call over the whole K (operands read in
+    place where they are consecutive windows), instead of one small call per K step.  The
+    fp32 accumulation order is BLAS's, over all of K; it is the same call for a program
+    whether it runs alone or in lockstep, so both execution paths agree bit for bit, and
+    the result no longer depends on BLOCK_K.
+    """
+
+    __slots__ = ("acc", "terms", "out_dtype", "prec", "rows")
+
+    def __init__(self, acc, terms, out_dtype, prec):
+        self.acc, self.terms, self.out_dtype, self.prec = acc, terms, out_dtype, prec
+        rows = [t.rows for pair in terms for t in pair] + ([acc.rows] if acc is not None else [])
+        self.rows = builtins.max(rows)
+
+    def extends(self, out_dtype, prec, in_dtype):
+        return self.out_dtype is out_dtype and self.prec == prec and self.terms[0][0].dtype is in_dtype
+
+    def evaluate(self) -> np.ndarray:
+        a = _concat_k([t[0] for t in self.terms], axis=len(self.terms[0][0].shape) - 1)
+        b = _concat_k([t[1] for t in self.terms], axis=len(self.terms[0][1].shape) - 2)
+        va, vb = _dot_operands(a, b)
+        if self.prec == "tf32":
+            va, vb = _tf32(va), _tf32(vb)
+        if a.dtype is D.int8:
+            va, vb = va.astype(np.int32), vb.astype(np.int32)
+        av = None
+        if self.acc is not None:
+            av = self.acc.v
+            if av.dtype != self.out_dtype.container:
+                av = av.astype(self.out_dtype.container)
+        if len(a.shape) == 3:  # batched blocks: rare, keep it plain
+            prod = np.matmul(va, vb).reshape((-1,) + expected_shape(a, b))
+            prod = prod + av if av is not None else prod
+        elif av is not None and av.shape[0] > 1 and a.rows == 1 and b.rows == 1:
+            prod = _batched_matmul(va, vb, None) + av  # a uniform product added to per-program accumulators
+        else:
+            prod = _batched_matmul(va, vb, av)
+        if prod.dtype != self.out_dtype.container:
+            prod = prod.astype(self.out_dtype.container)
+        if self.out_dtype.bits == 16:
+            prod = _round(prod, self.out_dtype)
+        return prod
+
+
+def _precision(a, input_precision, allow_tf32):
+    if a.dtype is not D.float32:
+        return None
+    if allow_tf32 is not None and input_precision is None:
+        input_precision = "tf32" if allow_tf32 else "ieee"
+    prec = input_precision or os.environ.get("MINITRITON_F32_DEFAULT", "tf32")
+    if prec not in ("tf32", "tf32x3", "ieee"):
+        raise ValueError(f"input_precision must be 'tf32', 'tf32x3' or 'ieee', got {prec!r}")
+    return prec
+
+
 def dot(input, other, acc=None, input_precision=None, allow_tf32=None, max_num_imprecise_acc=None,
         out_dtype=D.float32):
     a, b = to_tensor(input), to_tensor(other)
@@ -654,41 +759,31 @@ def dot(input, other, acc=None, input_precision=None, allow_tf32=None, max_num_i
         out_dtype = D.int32
     elif a.dtype is D.float64:
         out_dtype = D.float64
-    va, vb = _dot_operands(a, b)
-    if a.dtype is D.float32:
-        if allow_tf32 is not None and input_precision is None:
-            input_precision = "tf32" if allow_tf32 else "ieee"
-        prec = input_precision or os.environ.get("MINITRITON_F32_DEFAULT", "tf32")
-        if prec not in ("tf32", "tf32x3", "ieee"):
-            raise ValueError(f"input_precision must be 'tf32', 'tf32x3' or 'ieee', got {prec!r}")
-        if prec == "tf32":
-            va, vb = _tf32(va), _tf32(vb)
-    if a.dtype is D.int8:
-        va, vb = va.astype(np.int32), vb.astype(np.int32)
-    av = None
+    prec = _precision(a, input_precision, allow_tf32)
+    shape = expected_shape(a, b)
     if acc is not None:
         acc = to_tensor(acc)
-        expected = expected_shape(a, b)
-        if acc.shape != expected:
-            raise ValueError(f"tl.dot acc has shape {list(acc.shape)}, expected {list(expected)}")
-        av = acc.v
-        if av.dtype != out_dtype.container:
-            av = av.astype(out_dtype.container)
-    if len(a.shape) == 3:  # batched blocks: rare, keep it plain
-        prod = np.matmul(va, vb)
-        prod = prod.reshape((-1,) + expected_shape(a, b))
-        prod = prod + av if av is not None else prod
-    elif av is not None and av.shape[0] > 1 and a.rows == 1 and b.rows == 1:
-        prod = _batched_matmul(va, vb, None) + av  # a uniform product added to per-program accumulators
-    else:
-        prod = _batched_matmul(va, vb, av)
-    if prod.dtype != out_dtype.container:
-        prod = prod.astype(out_dtype.container)
-    if out_dtype.bits == 16:
-        prod = _round(prod, out_dtype)
-    out = tensor(prod, out_dtype, prod.shape[1:])
-    out.owned = True  # every array made here is fresh (or recycled) and ours alone
-    return out
+        if acc.shape != shape:
+            raise ValueError(f"tl.dot acc has shape {list(acc.shape)}, expected {list(shape)}")
+        chain = acc.lazy
+        if chain is not None and acc._v is None and chain.extends(out_dtype, prec, a.dtype):
+            return tensor.deferred(DotChain(chain.acc, chain.terms + [(a, b)], out_dtype, prec), out_dtype, shape)
+    return tensor.deferred(DotChain(acc, [(a, b)], out_dtype, prec), out_dtype, shape)
+
+
+def fuse_accumulate(x, y):
+    """`acc + tl.dot(a, b)`: the same chain as `tl.dot(a, b, acc)` (Triton's older tutorials
+    accumulate this way); None when the operands are not of that form."""
+    for acc, d in ((x, y), (y, x)):
+        if isinstance(d, tensor) and d.lazy is not None and d._v is None and d.lazy.acc is None \
+                and isinstance(acc, tensor) and acc.buf is None and acc.dtype is d.dtype and acc.shape == d.shape:
+            chain = acc.lazy
+            if chain is not None and acc._v is None and chain.extends(d.lazy.out_dtype, d.lazy.prec,
+                                                                       d.lazy.terms[0][0].dtype):
+                return tensor.deferred(DotChain(chain.acc, chain.terms + d.lazy.terms, d.dtype, d.lazy.prec),
+                                       d.dtype, d.shape)
+            return tensor.deferred(DotChain(acc, d.lazy.terms, d.dtype, d.lazy.prec), d.dtype, d.shape)
+    return None
 
 
 # ---------------------------------------------------------------- hints and no-ops

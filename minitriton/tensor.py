@@ -78,7 +78,7 @@ _UNIFORM_INDEX: dict = {}
 
 
 class tensor:
-    __slots__ = ("_v", "dtype", "shape", "aff", "buf", "pv", "owned")
+    __slots__ = ("_v", "dtype", "shape", "aff", "buf", "pv", "owned", "win", "lazy")
     __array_priority__ = 1000  # numpy scalars defer to our operators
 
     def __init__(self, v, dtype, shape, aff=None, buf=None):
@@ -88,6 +88,8 @@ class tensor:
         self._v, self.dtype, self.shape, self.aff, self.buf = v, dtype, shape, aff, buf
         self.pv = None  # optional view shaped (*program_dims, *shape): blocks shared by programs, not copied
         self.owned = False  # _v came from POOL and nothing else refers to it
+        self.win = None     # for a loaded block: (source array, per-program base offsets, element steps)
+        self.lazy = None    # a deferred computation (ops.DotChain) that produces _v when first needed
 
     def __del__(self):
         if self.owned:
@@ -104,9 +106,18 @@ class tensor:
         t.pv = pv
         return t
 
+    @classmethod
+    def deferred(cls, lazy, dtype, shape):
+        t = cls(None, dtype, shape)
+        t.lazy = lazy
+        return t
+
     @property
     def v(self) -> np.ndarray:
-        if self._v is None and self.pv is not None:
+        if self._v is None and self.lazy is not None:
+            self._v, self.lazy = self.lazy.evaluate(), None
+            self.owned = True
+        elif self._v is None and self.pv is not None:
             self._v = self.pv.reshape((-1,) + self.shape)
         elif self._v is None:
             c, steps = self.aff
@@ -140,6 +151,8 @@ class tensor:
     def rows(self) -> int:
         if self._v is not None:
             return self._v.shape[0]
+        if self.lazy is not None:
+            return self.lazy.rows
         if self.pv is not None:
             return math.prod(self.pv.shape[:self.pv.ndim - len(self.shape)])
         return self.aff[0].shape[0]

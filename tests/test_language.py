@@ -275,3 +275,19 @@ def test_three_dimensional_dot():
     c = np.zeros((2, 16, 16), np.float32)
     batched_dot_kernel[(1,)](a, b, c, B=2, M=16, K=32, N=16)
     np.testing.assert_allclose(c, a.astype(np.float32) @ b.astype(np.float32), rtol=1e-5, atol=1e-5)
+
+
+@mt.jit
+def store_then_load_kernel(x_ptr, out_ptr, N: tl.constexpr):
+    r = tl.arange(0, N)
+    tl.store(out_ptr + r, tl.load(x_ptr + r) * 3.0)        # fp32 values into an fp16 argument
+    tl.store(out_ptr + N + r, tl.load(out_ptr + r) + 0)     # read back: must see fp16-rounded values
+
+
+def test_values_stored_to_half_are_rounded_even_when_read_back_in_the_launch():
+    x = np.random.default_rng(10).standard_normal(16).astype(np.float32)
+    out = np.zeros(32, np.float16)
+    store_then_load_kernel[(1,)](x, out, N=16)
+    want = (x * 3).astype(np.float16)
+    np.testing.assert_array_equal(out[:16], want)
+    np.testing.assert_array_equal(out[16:], want)
