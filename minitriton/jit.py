@@ -20,7 +20,7 @@ import numpy as np
 
 from . import context
 from .memory import Buffer, argument_pointer
-from .tensor import Divergent, constexpr, tensor
+from .tensor import Divergent, MemoryPressure, constexpr, tensor
 
 LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "enable_fp_fusion", "stream", "warmup",
                   "debug", "launch_cooperative_grid")
@@ -185,8 +185,18 @@ class JITFunction:
             try:
                 if _mode.sequential:
                     raise Divergent("one program at a time requested")
-                for start in range(0, pids.shape[0], LOCKSTEP_ROWS):
-                    self._run_programs(body, values, grid, pids[start:start + LOCKSTEP_ROWS], buffers)
+                rows = LOCKSTEP_ROWS
+                while True:
+                    try:
+                        for start in range(0, pids.shape[0], rows):
+                            self._run_programs(body, values, grid, pids[start:start + rows], buffers)
+                        break
+                    except MemoryPressure:
+                        if rows == 1:
+                            raise
+                        for b in buffers:
+                            b.reset()
+                        rows = max(1, rows // 8)
             except Divergent:
                 for b in buffers:
                     b.reset()

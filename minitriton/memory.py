@@ -331,7 +331,7 @@ def load(pointer, mask=None, other=None, boundary_check=(), padding_option="", c
             buf.exported = True
             view = _program_view(src, base, steps, pointer.shape)
             t = tensor.from_view(view, buf.dtype, pointer.shape) if view is not None else \
-                tensor(_window(src, steps, pointer.shape)[base], buf.dtype, pointer.shape)
+                tensor(None, buf.dtype, pointer.shape)  # copied from the window only if used alone
             t.win = (src, base, steps)
             return t
         vals = _window(src, steps, pointer.shape)[base] if pointer.shape else src[base]

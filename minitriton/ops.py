@@ -9,7 +9,7 @@ import numpy as np
 
 from . import dtypes as D
 from . import _numba
-from .tensor import tensor, to_tensor, uniform, constexpr, _round, POOL
+from .tensor import tensor, to_tensor, uniform, constexpr, _round, POOL, MemoryPressure
 from . import context
 
 
@@ -692,12 +692,18 @@ class DotChain:
     the result no longer depends on BLOCK_K.
     """
 
-    __slots__ = ("acc", "terms", "out_dtype", "prec", "rows")
+    __slots__ = ("acc", "terms", "out_dtype", "prec", "rows", "held")
 
-    def __init__(self, acc, terms, out_dtype, prec):
+    def __init__(self, acc, terms, out_dtype, prec, parent=None):
+        """`parent`: the chain this one extends by terms[len(parent.terms):]."""
         self.acc, self.terms, self.out_dtype, self.prec = acc, terms, out_dtype, prec
-        rows = [t.rows for pair in terms for t in pair] + ([acc.rows] if acc is not None else [])
-        self.rows = builtins.max(rows)
+        new = terms[len(parent.terms):] if parent is not None else terms
+        ops_ = [t for pair in new for t in pair]
+        self.rows = builtins.max([t.rows for t in ops_] + [parent.rows if parent is not None else 1]
+                                 + [acc.rows if acc is not None else 1])
+        # bytes of operand copies the chain keeps alive (windows into arguments cost nothing)
+        self.held = (parent.held if parent is not None else 0) + \
+            builtins.sum(t._v.nbytes for t in ops_ if t.win is None and t._v is not None)
 
     def extends(self, out_dtype, prec, in_dtype):
         return self.out_dtype is out_dtype and self.prec == prec and self.terms[0][0].dtype is in_dtype
@@ -767,8 +773,20 @@ def dot(input, other, acc=None, input_precision=None, allow_tf32=None, max_num_i
             raise ValueError(f"tl.dot acc has shape {list(acc.shape)}, expected {list(shape)}")
         chain = acc.lazy
         if chain is not None and acc._v is None and chain.extends(out_dtype, prec, a.dtype):
-            return tensor.deferred(DotChain(chain.acc, chain.terms + [(a, b)], out_dtype, prec), out_dtype, shape)
-    return tensor.deferred(DotChain(acc, [(a, b)], out_dtype, prec), out_dtype, shape)
+            return _chained(DotChain(chain.acc, chain.terms + [(a, b)], out_dtype, prec, chain), out_dtype, shape)
+    return _chained(DotChain(acc, [(a, b)], out_dtype, prec), out_dtype, shape)
+
+
+CHAIN_COPY_BYTES = 256 << 20
+
+
+def _chained(chain, out_dtype, shape):
+    """A deferred dot.  A chain keeps its operands alive until it is evaluated; operands that
+    are not windows into an argument are copies, and if those outgrow CHAIN_COPY_BYTES the
+    launch is asked to run fewer programs at a time (which changes no program's result)."""
+    if chain.rows > 1 and chain.held > CHAIN_COPY_BYTES:
+        raise MemoryPressure(f"{chain.held >> 20} MB of dot operands held in lockstep")
+    return tensor.deferred(chain, out_dtype, shape)
 
 
 def fuse_accumulate(x, y):
@@ -780,8 +798,8 @@ def fuse_accumulate(x, y):
             chain = acc.lazy
             if chain is not None and acc._v is None and chain.extends(d.lazy.out_dtype, d.lazy.prec,
                                                                        d.lazy.terms[0][0].dtype):
-                return tensor.deferred(DotChain(chain.acc, chain.terms + d.lazy.terms, d.dtype, d.lazy.prec),
-                                       d.dtype, d.shape)
+                return _chained(DotChain(chain.acc, chain.terms + d.lazy.terms, d.dtype, d.lazy.prec, chain),
+                                d.dtype, d.shape)
             return tensor.deferred(DotChain(acc, d.lazy.terms, d.dtype, d.lazy.prec), d.dtype, d.shape)
     return None
 

@@ -28,6 +28,10 @@ class Divergent(Exception):
     """Control flow depends on the program id: the launch must run programs one at a time."""
 
 
+class MemoryPressure(Exception):
+    """Lockstep values of this many programs would not fit: run fewer programs at a time."""
+
+
 class constexpr:
     """Annotation for compile-time parameters (`BLOCK: tl.constexpr`); values pass through."""
 
@@ -119,6 +123,10 @@ class tensor:
             self.owned = True
         elif self._v is None and self.pv is not None:
             self._v = self.pv.reshape((-1,) + self.shape)
+        elif self._v is None and self.win is not None:
+            from .memory import _window
+            src, base, steps = self.win
+            self._v = _window(src, steps, self.shape)[base]
         elif self._v is None:
             c, steps = self.aff
             if c.shape[0] == 1:  # a uniform index block (an arange, say): built once, reused
@@ -153,6 +161,8 @@ class tensor:
             return self._v.shape[0]
         if self.lazy is not None:
             return self.lazy.rows
+        if self.win is not None and self.aff is None:
+            return self.win[1].shape[0]
         if self.pv is not None:
             return math.prod(self.pv.shape[:self.pv.ndim - len(self.shape)])
         return self.aff[0].shape[0]

@@ -42,3 +42,26 @@ def test_other_kernels_paths_are_bit_identical():
     _same_bits(*_both_paths(lambda: rowsum.row_sum(r, dict(BLOCK_N=256, SPLIT=4))))
     s = rng.standard_normal((13, 100)).astype(np.float32)
     _same_bits(*_both_paths(lambda: rowsoftmax.softmax(s, dict(ROWS=4))))
+
+
+def test_memory_pressure_runs_fewer_programs_at_a_time_with_the_same_bits(monkeypatch):
+    import minitriton.ops as ops
+    rng = np.random.default_rng(2)
+    a = rng.standard_normal((250, 512)).astype(np.float16)   # ragged M: operands are gathered copies
+    b = rng.standard_normal((512, 96)).astype(np.float16)
+    cfg = dict(BLOCK_M=32, BLOCK_N=32, BLOCK_K=32, GROUP_M=4, SPLIT_K=1)
+    plenty = gemm.matmul(a, b, config=cfg)
+    monkeypatch.setattr(ops, "CHAIN_COPY_BYTES", 64 << 10)
+    calls = []
+    original = ops._chained
+
+    def spy(*args):
+        try:
+            return original(*args)
+        except ops.MemoryPressure:
+            calls.append(1)
+            raise
+    monkeypatch.setattr(ops, "_chained", spy)
+    squeezed = gemm.matmul(a, b, config=cfg)
+    assert calls, "the small budget should have forced smaller lockstep chunks"
+    _same_bits(plenty, squeezed)
