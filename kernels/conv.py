@@ -12,7 +12,7 @@ import numpy as np
 import minitriton as mt
 import minitriton.language as tl
 from autotune.space import as_config
-from .gemm import SPACE, DEFAULT, REDUCE_BLOCK, ACTIVATIONS, epilogue, splitk_reduce_kernel, _strides
+from .gemm import SPACE, DEFAULT, REDUCE_BLOCK, ACTIVATIONS, epilogue, grouped_tile, splitk_reduce_kernel, _strides
 
 
 @mt.jit
@@ -22,16 +22,8 @@ def conv2d_kernel(x_ptr, w_ptr, y_ptr, bias_ptr, H, W, C, F, OH, OW, KW, M, K,
                   BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
                   GROUP_M: tl.constexpr, SPLIT_K: tl.constexpr,
                   HAS_BIAS: tl.constexpr, ACTIVATION: tl.constexpr):
-    pid = tl.program_id(0)
+    pid_m, pid_n = grouped_tile(tl.program_id(0), tl.cdiv(M, BLOCK_M), tl.cdiv(F, BLOCK_N), GROUP_M)
     pid_k = tl.program_id(1)
-    num_pid_m = tl.cdiv(M, BLOCK_M)
-    num_pid_n = tl.cdiv(F, BLOCK_N)
-    num_pid_in_group = GROUP_M * num_pid_n
-    group_id = pid // num_pid_in_group
-    first_pid_m = group_id * GROUP_M
-    group_size_m = min(num_pid_m - first_pid_m, GROUP_M)
-    pid_m = first_pid_m + ((pid % num_pid_in_group) % group_size_m)
-    pid_n = (pid % num_pid_in_group) // group_size_m
 
     offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
     offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
