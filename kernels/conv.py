@@ -129,3 +129,46 @@ def reference(x, w, bias=None, stride=1, padding=0, activation=None):
     if bias is not None:
         y += bias.astype(np.float64)
     return np.maximum(y, 0) if activation == "relu" else y
+
+
+def _valid(out, size, k, stride, pad):
+    """For each filter offset 0..k-1: how many of `out` output positions read inside the input."""
+    o = np.arange(out)[:, None] * stride - pad + np.arange(k)[None, :]
+    return ((o >= 0) & (o < size)).sum(0)
+
+
+def launch_profile(shape, cfg, itemsize=2, bias=False, activation=None):
+    """The launches `conv2d` makes for shape {N, H, W, C, F, KH, KW, stride, padding}: an implicit
+    GEMM (M = N·OH·OW, N = F, K = KH·KW·C) whose A tiles are gathered; padding is not loaded."""
+    from minitriton.hypogpu.profile import Profile, meta_key, register_estimate
+    from .gemm import grouped_dram, _reduce_profile, _cdiv
+    n, h, w, c, f, kh, kw = (int(shape[k]) for k in ("N", "H", "W", "C", "F", "KH", "KW"))
+    (sh, sw), (ph, pw) = _pair(shape.get("stride", 1), "stride"), _pair(shape.get("padding", 0), "padding")
+    _, oh, ow, _ = output_shape((n, h, w, c), (kh, kw, c, f), (sh, sw), (ph, pw))
+    M, K = n * oh * ow, kh * kw * c
+    BM, BN, BK, G, SK, W, S = (np.asarray(cfg[k]) for k in
+                               ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "SPLIT_K", "num_warps", "num_stages"))
+    npm, npn = _cdiv(M, BM), _cdiv(f, BN)
+    tiles = npm * npn
+    grid = tiles * SK
+    steps = _cdiv(K, SK * BK)
+    a_elems = n * c * _valid(oh, h, kh, sh, ph).sum() * _valid(ow, w, kw, sw, pw).sum()  # in-bounds input reads
+    a_total = npn * a_elems * itemsize                      # every column of tiles gathers its rows again
+    b_total = npm * K * np.minimum(npn * BN, f) * itemsize  # every row of tiles reads the filter's valid columns
+    single = SK == 1
+    loaded = (a_total + b_total) / grid + np.where(single & bool(bias), f * itemsize / npn, 0)
+    stores = np.where(single, M * f * itemsize / tiles, M * f * 4.0 * SK / grid)
+    meta = dict(BLOCK_M=BM, BLOCK_N=BN, BLOCK_K=BK, GROUP_M=G, SPLIT_K=SK, HAS_BIAS=np.asarray(bool(bias)),
+                num_warps=W, num_stages=S)
+    dram = grouped_dram(npm, npn, G, SK, a_total / npn / npm / SK, b_total / npm / npn / SK, grid * loaded)
+    return Profile("conv2d_kernel", grid=grid, num_warps=W, num_stages=S, k_steps=steps,
+                   tc_flops_step=2.0 * BM * BN * BK, load_bytes_step=loaded / steps, tile=(BM, BN, BK),
+                   smem_stage=(BM * BK + BK * BN) * itemsize, regs=register_estimate(BM, BN, W),
+                   alu_flops=np.where(single, BM * BN * (bool(bias) + (activation == "relu")), 0), store_bytes=stores,
+                   dram_bytes=dram, key=meta_key("conv2d_kernel", meta),
+                   extra=[_reduce_profile(M, f, SK, itemsize, bool(bias), activation, SK > 1)])
+
+
+conv2d.space = SPACE
+conv2d.launch_profile = launch_profile
+conv2d.shape_keys = ("N", "H", "W", "C", "F", "KH", "KW")

@@ -174,3 +174,96 @@ def reference(a, b, bias=None, activation=None):
     if activation == "relu":
         c = np.maximum(c, 0)
     return c
+
+
+# ---------------------------------------------------------------- launch profile (HypoGPU)
+def _cdiv(a, b):
+    return -(-np.asarray(a) // np.asarray(b))
+
+
+def _grouped_unique(P, npm, npn, group):
+    """Distinct tile rows and columns among P consecutive programs of the GROUP_M order."""
+    g = np.minimum(group, npm)
+    band = g * npn
+    rows = np.where(P <= band, np.minimum(g, P), np.minimum(npm, g * _cdiv(P, band)))
+    cols = np.where(P <= band, np.minimum(npn, _cdiv(P, g)), npn)
+    return rows, cols
+
+
+def grouped_dram(npm, npn, G, SK, a_tile_bytes, b_tile_bytes, all_loads):
+    """DRAM bytes of a GROUP_M-ordered tiled launch, as a function of resident programs (slots):
+    each wave of `slots` programs reads its distinct A row-tiles and B column-tiles once; the
+    tiles of one split run in ceil(tiles / slots) waves (or share a wave with other splits)."""
+    tiles = npm * npn
+
+    def unique(P):
+        rows, cols = _grouped_unique(P, npm, npn, G)
+        return np.where(P > 0, rows * a_tile_bytes + cols * b_tile_bytes, 0.0)
+
+    def dram(slots):
+        wave = np.minimum(slots, tiles)
+        per_split = np.floor(tiles / wave) * unique(wave) + unique(tiles - np.floor(tiles / wave) * wave)
+        return np.minimum(SK * per_split, all_loads)
+    return dram
+
+
+def _reduce_profile(M, N, SK, itemsize, bias, activation, enabled):
+    """The split-K reduction: SPLIT_K fp32 partial tiles summed per 64x64 output block."""
+    from minitriton.hypogpu.profile import Profile, meta_key, register_estimate
+    tiles = _cdiv(M, REDUCE_BLOCK) * _cdiv(N, REDUCE_BLOCK)
+    block = REDUCE_BLOCK * REDUCE_BLOCK
+    meta = dict(SPLIT_K=SK, BLOCK_M=REDUCE_BLOCK, BLOCK_N=REDUCE_BLOCK, HAS_BIAS=bias, num_warps=4, num_stages=3)
+    return Profile("splitk_reduce_kernel", grid=tiles, num_warps=4, num_stages=3, k_steps=SK,
+                   load_bytes_step=M * N * 4.0 / tiles + (N * itemsize / _cdiv(N, REDUCE_BLOCK) / SK if bias else 0),
+                   alu_flops=block * (SK + bool(bias) + (activation == "relu")),
+                   store_bytes=M * N * itemsize / tiles, regs=register_estimate(0, 0, 4, block),
+                   key=meta_key("splitk_reduce_kernel", meta), enabled=enabled)
+
+
+def _bias_act_profile(M, N, itemsize, bias, activation):
+    """The unfused epilogue: one more pass over C."""
+    from minitriton.hypogpu.profile import Profile, meta_key, register_estimate
+    tiles = _cdiv(M, REDUCE_BLOCK) * _cdiv(N, REDUCE_BLOCK)
+    block = REDUCE_BLOCK * REDUCE_BLOCK
+    meta = dict(BLOCK_M=REDUCE_BLOCK, BLOCK_N=REDUCE_BLOCK, HAS_BIAS=bias, num_warps=4, num_stages=3)
+    loads = M * N * itemsize + (N * itemsize * _cdiv(M, REDUCE_BLOCK) if bias else 0)
+    return Profile("bias_act_kernel", grid=tiles, num_warps=4, num_stages=3, k_steps=1,
+                   load_bytes_step=loads / tiles, alu_flops=block * (bool(bias) + (activation == "relu")),
+                   store_bytes=M * N * itemsize / tiles, regs=register_estimate(0, 0, 4, block),
+                   key=meta_key("bias_act_kernel", meta), enabled=True)
+
+
+def launch_profile(shape, cfg, itemsize=2, bias=False, activation=None, fuse_epilogue=True):
+    """The launches `matmul` makes for shape {M, N, K} and config knobs (scalars or arrays)."""
+    from minitriton.hypogpu.profile import Profile, meta_key, register_estimate
+    M, N, K = (int(shape[k]) for k in ("M", "N", "K"))
+    BM, BN, BK, G, SK, W, S = (np.asarray(cfg[k]) for k in
+                               ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "SPLIT_K", "num_warps", "num_stages"))
+    npm, npn = _cdiv(M, BM), _cdiv(N, BN)
+    tiles = npm * npn
+    grid = tiles * SK
+    steps = _cdiv(K, SK * BK)
+    k_per_program = K / SK                           # masked K beyond the end loads nothing
+    fused_bias = bool(bias) and fuse_epilogue
+    fused_act = activation if fuse_epilogue else None
+    single = SK == 1
+    loaded = (BM + BN) * k_per_program * itemsize + np.where(single & fused_bias, N * itemsize / npn, 0)
+    stores = np.where(single, M * N * itemsize / tiles, M * N * 4.0 * SK / grid)
+    alu = np.where(single, BM * BN * (fused_bias + (fused_act == "relu")), 0)
+    meta = dict(BLOCK_M=BM, BLOCK_N=BN, BLOCK_K=BK, GROUP_M=G, SPLIT_K=SK, HAS_BIAS=np.asarray(fused_bias),
+                num_warps=W, num_stages=S)
+
+    dram = grouped_dram(npm, npn, G, SK, BM * k_per_program * itemsize, BN * k_per_program * itemsize,
+                        grid * loaded)
+    extra = [_reduce_profile(M, N, SK, itemsize, fused_bias, fused_act, SK > 1)]
+    if not fuse_epilogue and (bias or activation):
+        extra.append(_bias_act_profile(M, N, itemsize, bool(bias), activation))
+    return Profile("matmul_kernel", grid=grid, num_warps=W, num_stages=S, k_steps=steps,
+                   tc_flops_step=2.0 * BM * BN * BK, load_bytes_step=loaded / steps, tile=(BM, BN, BK),
+                   smem_stage=(BM * BK + BK * BN) * itemsize, regs=register_estimate(BM, BN, W), alu_flops=alu,
+                   store_bytes=stores, dram_bytes=dram, key=meta_key("matmul_kernel", meta), extra=extra)
+
+
+matmul.space = SPACE
+matmul.launch_profile = launch_profile
+matmul.shape_keys = ("M", "N", "K")

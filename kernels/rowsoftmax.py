@@ -43,3 +43,23 @@ def reference(x):
     x = x.astype(np.float64)
     e = np.exp(x - x.max(axis=1, keepdims=True))
     return e / e.sum(axis=1, keepdims=True)
+
+
+def launch_profile(shape, cfg, itemsize=2):
+    """The launch `softmax` makes for shape {M, N} and config knobs: five elementwise passes over
+    each (ROWS x BLOCK) block (max, subtract, exp, sum, divide), one read and one write of x."""
+    from minitriton.hypogpu.profile import Profile, meta_key, register_estimate
+    M, N = int(shape["M"]), int(shape["N"])
+    R, W, S = (np.asarray(cfg[k]) for k in ("ROWS", "num_warps", "num_stages"))
+    block = R * mt.next_power_of_2(N)
+    grid = -(-M // R)
+    return Profile("softmax_kernel", grid=grid, num_warps=W, num_stages=S, k_steps=1,
+                   load_bytes_step=M * N * itemsize / grid, alu_flops=5 * block, store_bytes=M * N * itemsize / grid,
+                   regs=register_estimate(0, 0, W, block),
+                   key=meta_key("softmax_kernel", dict(BLOCK_SIZE=mt.next_power_of_2(N), ROWS=R, num_warps=W,
+                                                       num_stages=S)))
+
+
+softmax.space = SPACE
+softmax.launch_profile = launch_profile
+softmax.shape_keys = ("M", "N")

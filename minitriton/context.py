@@ -18,6 +18,7 @@ class LaunchState:
         self.name, self.grid, self.pids, self.buffers = name, grid, pids, buffers
         self.rows = pids.shape[0]
         self._pid_tensors = {}
+        self.counts = None  # counting.Counts while tracing
 
     def program_id(self, axis):
         if axis not in (0, 1, 2):

@@ -18,7 +18,7 @@ import types
 
 import numpy as np
 
-from . import context
+from . import context, counting
 from .memory import Buffer, argument_pointer
 from .tensor import Divergent, MemoryPressure, constexpr, tensor
 
@@ -43,6 +43,15 @@ def _kernel_max(*args, **kw):
 
 # Inside kernels, Python's min/max of tensors mean tl.minimum/tl.maximum, as in Triton.
 _KERNEL_BUILTINS = dict(vars(builtins), min=_kernel_min, max=_kernel_max)
+
+
+def _counting_range(*args):
+    from .ops import _Range
+    return _Range(*args)
+
+
+# while tracing, Python loops in kernels count their trips like tl.range does
+_TRACING_BUILTINS = dict(_KERNEL_BUILTINS, range=_counting_range)
 
 
 def _is_constexpr(annotation):
@@ -89,9 +98,9 @@ class JITFunction:
             raise RuntimeError(f"kernel '{self.__name__}' must be launched with a grid: {self.__name__}[grid](...)")
         return self._body()(*args, **kwargs)
 
-    def _body(self):
+    def _body(self, tracing=False):
         g = dict(self.fn.__globals__)
-        g["__builtins__"] = _KERNEL_BUILTINS
+        g["__builtins__"] = _TRACING_BUILTINS if tracing else _KERNEL_BUILTINS
         return types.FunctionType(self.fn.__code__, g, self.fn.__name__, self.fn.__defaults__, self.fn.__closure__)
 
     def bind(self, args, kwargs):
@@ -130,7 +139,7 @@ class JITFunction:
             return None
         if math.prod(grid) == 0:
             return None
-        self._execute(bound, grid)
+        self._execute(bound, grid, options)
         return None
 
     def warmup(self, *args, grid, **kwargs):
@@ -175,12 +184,14 @@ class JITFunction:
                                     f"{type(a).__name__}; pass numpy arrays, numbers or constexpr values")
         return values, list(buffers.values())
 
-    def _execute(self, bound, grid):
+    def _execute(self, bound, grid, options=None):
         values, buffers = self._arguments(bound)
         gx, gy, gz = grid
         z, y, x = np.meshgrid(np.arange(gz), np.arange(gy), np.arange(gx), indexing="ij")
         pids = np.stack([x.reshape(-1), y.reshape(-1), z.reshape(-1)], axis=1).astype(np.int32)
-        body = self._body()
+        recorder = counting.active()
+        body = self._body(tracing=recorder is not None)
+        counts, sampled = [], False
         try:
             try:
                 if _mode.sequential:
@@ -188,8 +199,8 @@ class JITFunction:
                 rows = LOCKSTEP_ROWS
                 while True:
                     try:
-                        for start in range(0, pids.shape[0], rows):
-                            self._run_programs(body, values, grid, pids[start:start + rows], buffers)
+                        counts = [self._run_programs(body, values, grid, pids[start:start + rows], buffers, recorder)
+                                  for start in range(0, pids.shape[0], rows)]
                         break
                     except MemoryPressure:
                         if rows == 1:
@@ -200,8 +211,12 @@ class JITFunction:
             except Divergent:
                 for b in buffers:
                     b.reset()
-                for row in range(pids.shape[0]):
-                    self._run_programs(body, values, grid, pids[row:row + 1], buffers)
+                order = range(pids.shape[0])
+                if recorder is not None and pids.shape[0] > recorder.max_sequential:
+                    order = np.unique(np.linspace(0, pids.shape[0] - 1, recorder.max_sequential).astype(int))
+                    sampled = True
+                counts = [self._run_programs(body, values, grid, pids[row:row + 1], buffers, recorder)
+                          for row in order]
         except BaseException as e:
             for b in buffers:
                 b.reset()
@@ -209,13 +224,25 @@ class JITFunction:
                 e.add_note(f"(in minitriton kernel '{self.__name__}', grid {grid})")
                 e._mt_noted = True
             raise
+        if recorder is not None:  # a traced launch writes nothing back
+            for b in buffers:
+                b.reset()
+            meta = {k: bound[k] for k in self.constexprs}
+            meta.update(num_warps=(options or {}).get("num_warps", 4), num_stages=(options or {}).get("num_stages", 3))
+            scalars = {k: v for k, v in bound.items() if k not in self.constexprs
+                       and isinstance(v, (int, float, np.number)) and not isinstance(v, bool)}
+            recorder.launches.append(counting.LaunchRecord(self.__name__, grid, meta, scalars, counts, sampled))
+            return
         for b in buffers:
             b.commit()
 
-    def _run_programs(self, body, values, grid, pids, buffers):
+    def _run_programs(self, body, values, grid, pids, buffers, recorder=None):
         state = context.LaunchState(self.__name__, grid, pids, buffers)
+        if recorder is not None:
+            state.counts = counting.Counts.for_programs(pids)
         with context.running(state), np.errstate(all="ignore"):  # a GPU raises no FP exceptions
             body(**values)
+        return state.counts
 
 
 class _Mode(threading.local):

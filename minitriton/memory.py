@@ -14,7 +14,7 @@ from numpy.lib.stride_tricks import as_strided
 
 from . import dtypes as D
 from . import _numba
-from . import context
+from . import context, counting
 from .tensor import tensor, to_tensor, _round, POOL
 from .ops import _bshape
 
@@ -316,12 +316,48 @@ def _materialized(pointer, m, n, what):
 
 
 # ---------------------------------------------------------------- load / store / atomics
+def _count(pointer, m, field):
+    """While tracing: bytes (or lanes) this access moves for each program, and for a program's
+    first read of an argument, where its block starts (programs sharing a tile share it)."""
+    cnt = context.current().counts
+    if cnt is None:
+        return
+    n = counting.lanes(m, pointer.shape, cnt.tc_flops.shape[0])
+    cnt.max_block = max(cnt.max_block, pointer.numel)
+    if field == "atomics":
+        cnt.atomics += n
+        return
+    nbytes = n * pointer.buf.dtype.np.itemsize
+    getattr(cnt, field).__iadd__(nbytes)
+    if field == "loaded":
+        name = pointer.buf.name
+        cnt.arg_loaded[name] = cnt.arg_loaded.get(name, 0.0) + nbytes
+        if name not in cnt.origins:
+            if pointer.aff is not None:  # the block's corner identifies the tile, masked or not
+                from .ops import _aff_bounds
+                first = _aff_bounds(pointer)[0]
+            else:
+                off = pointer.v.reshape(pointer.rows, -1).astype(np.float64)
+                if m is not None:
+                    mm = np.broadcast_to(m, (max(m.shape[0], off.shape[0]),) + tuple(pointer.shape))
+                    off = np.where(mm.reshape(mm.shape[0], -1), np.broadcast_to(off, mm.reshape(mm.shape[0], -1).shape),
+                                   np.inf)
+                first = off.min(axis=1)
+            cnt.origins[name] = np.broadcast_to(np.asarray(first, np.float64), n.shape).copy()
+
+
 def load(pointer, mask=None, other=None, boundary_check=(), padding_option="", cache_modifier="",
          eviction_policy="", volatile=False):
     pointer = _check_pointer(pointer, "load")
     buf = pointer.buf
     src = buf.data()
     m = _mask(mask, pointer.shape, "load")
+    if context.current().counts is not None:
+        _count(pointer, m, "loaded")
+        if buf.dtype.kind == "f":  # tracing reads no float data (integers may be indices: those it reads)
+            zeros = np.zeros((1,) * (len(pointer.shape) + 1), buf.dtype.container)
+            rows = max(pointer.rows, 1 if m is None else m.shape[0])
+            return tensor(np.broadcast_to(zeros, (rows,) + tuple(pointer.shape)), buf.dtype, pointer.shape)
     fast = _affine_in_bounds(pointer, src.size)
     if fast is not None:
         base, steps = fast
@@ -380,6 +416,7 @@ def store(pointer, value, mask=None, boundary_check=(), cache_modifier="", evict
     buf.check_writable()
     vals = _values_for(pointer, value, "store", unrounded_ok=buf.logging)
     m = _mask(mask, pointer.shape, "store")
+    _count(pointer, m, "stored")
     n = buf.flat.size
     fast = _affine_in_bounds(pointer, n) if m is None else None
     if fast is not None:
@@ -407,6 +444,7 @@ def _atomic(op, pointer, val, mask=None, sem=None, scope=None):
     buf = pointer.buf
     vals = _values_for(pointer, val, what)
     m = _mask(mask, pointer.shape, what)
+    _count(pointer, m, "atomics")
     dst = buf.writable()
     off, m = _materialized(pointer, m, dst.size, what)
     rows = max(off.shape[0], vals.shape[0], 1 if m is None else m.shape[0])
@@ -424,6 +462,7 @@ def atomic_cas(pointer, cmp, val, sem=None, scope=None):
     pointer = _check_pointer(pointer, "atomic_cas")
     buf = pointer.buf
     cmps, vals = _values_for(pointer, cmp, "atomic_cas"), _values_for(pointer, val, "atomic_cas")
+    _count(pointer, None, "atomics")
     dst = buf.writable()
     off, _ = _materialized(pointer, None, dst.size, "atomic_cas")
     full = (max(off.shape[0], cmps.shape[0], vals.shape[0]),) + tuple(pointer.shape)

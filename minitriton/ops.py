@@ -74,6 +74,14 @@ def _uniform_int(x):
     return None
 
 
+def _alu(t: tensor):
+    """While tracing, count one elementwise FLOP per element of a float result."""
+    st = context._local.__dict__.get("state")
+    if st is not None and st.counts is not None and t.dtype.kind == "f":
+        st.counts.alu += float(t.numel)
+    return t
+
+
 # ---------------------------------------------------------------- binary operations
 def _int_div(a, b):
     q = np.floor_divide(a, b)
@@ -153,7 +161,8 @@ def binary(a, b, op: str) -> tensor:
         raise NotImplementedError(op)
     if op in _COMPARE:
         return tensor(out, D.int1, shape)
-    return tensor(_round(out, dt) if dt.kind == "f" and dt.bits == 16 else out.astype(dt.container, copy=False), dt, shape)
+    return _alu(tensor(_round(out, dt) if dt.kind == "f" and dt.bits == 16 else out.astype(dt.container, copy=False),
+                       dt, shape))
 
 
 def _affine(a: tensor, b: tensor, op: str, shape):
@@ -322,7 +331,7 @@ def _float_unary(name, fn):
             raise TypeError(f"tl.{name} needs a floating-point input, got {x.dtype}")
         with np.errstate(all="ignore"):
             out = fn(x.v.astype(x.dtype.container, copy=False))
-        return tensor(_round(out, x.dtype), x.dtype, x.shape)
+        return _alu(tensor(_round(out, x.dtype), x.dtype, x.shape))
     op.__name__ = name
     return op
 
@@ -353,7 +362,7 @@ def _binary_fn(name, fn):
         dt = D.promote(x.dtype, y.dtype)
         shape = _bshape(x.shape, y.shape)
         out = fn(_aligned(x, len(shape), dt), _aligned(y, len(shape), dt))
-        return tensor(out.astype(dt.container, copy=False), dt, shape)
+        return _alu(tensor(out.astype(dt.container, copy=False), dt, shape))
     op.__name__ = name
     return op
 
@@ -505,6 +514,7 @@ def _reduce_axis(x: tensor, axis, keep_dims):
 def _reduce(x, axis, keep_dims, fn, dt):
     """Reduce with fn(values, axis); values are in x's container dtype, the result is dt."""
     x = to_tensor(x)
+    _alu(x)
     v, ax, shape = _reduce_axis(x, axis, keep_dims)
     out = fn(v, ax).astype(dt.container, copy=False)
     return tensor(out.reshape((out.shape[0],) + shape), dt, shape)
@@ -709,6 +719,10 @@ class DotChain:
         return self.out_dtype is out_dtype and self.prec == prec and self.terms[0][0].dtype is in_dtype
 
     def evaluate(self) -> np.ndarray:
+        st = context._local.__dict__.get("state")
+        if st is not None and st.counts is not None:  # tracing: the values do not matter
+            shape = expected_shape(self.terms[0][0], self.terms[0][1])
+            return np.zeros((self.rows,) + shape, self.out_dtype.container)
         a = _concat_k([t[0] for t in self.terms], axis=len(self.terms[0][0].shape) - 1)
         b = _concat_k([t[1] for t in self.terms], axis=len(self.terms[0][1].shape) - 2)
         va, vb = _dot_operands(a, b)
@@ -767,6 +781,13 @@ def dot(input, other, acc=None, input_precision=None, allow_tf32=None, max_num_i
         out_dtype = D.float64
     prec = _precision(a, input_precision, allow_tf32)
     shape = expected_shape(a, b)
+    st = context._local.__dict__.get("state")
+    if st is not None and st.counts is not None:
+        cnt = st.counts
+        m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
+        cnt.tc_flops += 2.0 * m * n * k * math.prod(a.shape[:-2])
+        cnt.dots += 1
+        cnt.tile, cnt.tile_itemsize = (m, n, k), a.dtype.np.itemsize
     if acc is not None:
         acc = to_tensor(acc)
         if acc.shape != shape:
@@ -859,6 +880,9 @@ class _Range:
         self._r = builtins.range(*(int(_cv(a)) for a in args))
 
     def __iter__(self):
+        st = context._local.__dict__.get("state")
+        if st is not None and st.counts is not None:
+            st.counts.trips += len(self._r)
         return iter(self._r)
 
     def __len__(self):

@@ -1,0 +1,68 @@
+"""Measuring on HypoGPU: noisy times, simulated compile and run cost, a simulated clock."""
+from __future__ import annotations
+
+import dataclasses
+import statistics
+
+import numpy as np
+
+from .device import HypoGPU, OutOfResources
+
+
+@dataclasses.dataclass
+class Measurement:
+    config: object
+    samples: list            # seconds per timed repeat (empty when the config failed)
+    error: str | None        # why the config could not run (e.g. OutOfResources), else None
+    cost: float              # simulated seconds this measurement took (compile + timed runs)
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    @property
+    def mean(self) -> float:
+        return statistics.fmean(self.samples) if self.samples else float("inf")
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.samples) if self.samples else float("inf")
+
+    @property
+    def min(self) -> float:
+        return min(self.samples) if self.samples else float("inf")
+
+    @property
+    def time(self) -> float:
+        """The number a tuner ranks by: the median of the repeats (inf when it failed)."""
+        return self.median
+
+
+class Measurer:
+    """Compiles (1 simulated second), runs `runs` times per repeat and reports each repeat's
+    mean with 1.5 % multiplicative noise.  Seeded: the same calls give the same numbers."""
+
+    def __init__(self, device: HypoGPU | None = None, seed: int = 0, noise: float = 0.015,
+                 compile_seconds: float = 1.0, runs: int = 100):
+        if noise < 0 or compile_seconds < 0 or runs < 1:
+            raise ValueError(f"Measurer: noise and compile_seconds must be >= 0 and runs >= 1, got "
+                             f"noise={noise}, compile_seconds={compile_seconds}, runs={runs}")
+        self.device = device or HypoGPU()
+        self.rng = np.random.default_rng(seed)
+        self.noise, self.compile_seconds, self.runs = noise, compile_seconds, runs
+        self.clock = 0.0          # simulated seconds spent measuring so far
+        self.count = 0
+
+    def measure(self, task, config, repeats: int = 1) -> Measurement:
+        if repeats < 1:
+            raise ValueError(f"measure: repeats must be >= 1, got {repeats}")
+        self.count += 1
+        try:
+            true = self.device.time(task.profiles(config))
+        except OutOfResources as e:
+            self.clock += self.compile_seconds
+            return Measurement(config, [], f"OutOfResources: {e}", self.compile_seconds)
+        samples = [true * float(np.exp(self.noise * self.rng.standard_normal())) for _ in range(repeats)]
+        cost = self.compile_seconds + repeats * self.runs * true
+        self.clock += cost
+        return Measurement(config, samples, None, cost)
