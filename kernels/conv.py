@@ -141,20 +141,16 @@ def launch_profile(shape, cfg, itemsize=2, bias=False, activation=None):
     """The launches `conv2d` makes for shape {N, H, W, C, F, KH, KW, stride, padding}: an implicit
     GEMM (M = N·OH·OW, N = F, K = KH·KW·C) whose A tiles are gathered; padding is not loaded."""
     from minitriton.hypogpu.profile import Profile, meta_key, register_estimate
-    from .gemm import grouped_dram, _reduce_profile, _cdiv
+    from .gemm import grouped_dram, tiled_grid, _reduce_profile
     n, h, w, c, f, kh, kw = (int(shape[k]) for k in ("N", "H", "W", "C", "F", "KH", "KW"))
     (sh, sw), (ph, pw) = _pair(shape.get("stride", 1), "stride"), _pair(shape.get("padding", 0), "padding")
     _, oh, ow, _ = output_shape((n, h, w, c), (kh, kw, c, f), (sh, sw), (ph, pw))
     M, K = n * oh * ow, kh * kw * c
-    BM, BN, BK, G, SK, W, S = (np.asarray(cfg[k]) for k in
-                               ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "SPLIT_K", "num_warps", "num_stages"))
-    npm, npn = _cdiv(M, BM), _cdiv(f, BN)
+    (BM, BN, BK, G, SK, W, S), npm, npn, grid, steps = tiled_grid(M, f, K, cfg)
     tiles = npm * npn
-    grid = tiles * SK
-    steps = _cdiv(K, SK * BK)
     a_elems = n * c * _valid(oh, h, kh, sh, ph).sum() * _valid(ow, w, kw, sw, pw).sum()  # in-bounds input reads
     a_total = npn * a_elems * itemsize                      # every column of tiles gathers its rows again
-    b_total = npm * K * np.minimum(npn * BN, f) * itemsize  # every row of tiles reads the filter's valid columns
+    b_total = npm * K * f * itemsize                        # every row of tiles reads the whole filter
     single = SK == 1
     loaded = (a_total + b_total) / grid + np.where(single & bool(bias), f * itemsize / npn, 0)
     stores = np.where(single, M * f * itemsize / tiles, M * f * 4.0 * SK / grid)

@@ -190,6 +190,16 @@ def _grouped_unique(P, npm, npn, group):
     return rows, cols
 
 
+def tiled_grid(M, N, K, cfg):
+    """The knobs (BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, SPLIT_K, num_warps, num_stages) as arrays,
+    and the tile rows, tile columns, programs and K trips of a split-K GEMM over M x N x K."""
+    knobs = [np.asarray(cfg[k]) for k in ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "SPLIT_K", "num_warps",
+                                          "num_stages")]
+    BM, BN, BK, _, SK, _, _ = knobs
+    npm, npn = _cdiv(M, BM), _cdiv(N, BN)
+    return knobs, npm, npn, npm * npn * SK, _cdiv(K, SK * BK)
+
+
 def grouped_dram(npm, npn, G, SK, a_tile_bytes, b_tile_bytes, all_loads):
     """DRAM bytes of a GROUP_M-ordered tiled launch, as a function of resident programs (slots):
     each wave of `slots` programs reads its distinct A row-tiles and B column-tiles once; the
@@ -237,12 +247,8 @@ def launch_profile(shape, cfg, itemsize=2, bias=False, activation=None, fuse_epi
     """The launches `matmul` makes for shape {M, N, K} and config knobs (scalars or arrays)."""
     from minitriton.hypogpu.profile import Profile, meta_key, register_estimate
     M, N, K = (int(shape[k]) for k in ("M", "N", "K"))
-    BM, BN, BK, G, SK, W, S = (np.asarray(cfg[k]) for k in
-                               ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "SPLIT_K", "num_warps", "num_stages"))
-    npm, npn = _cdiv(M, BM), _cdiv(N, BN)
+    (BM, BN, BK, G, SK, W, S), npm, npn, grid, steps = tiled_grid(M, N, K, cfg)
     tiles = npm * npn
-    grid = tiles * SK
-    steps = _cdiv(K, SK * BK)
     k_per_program = K / SK                           # masked K beyond the end loads nothing
     fused_bias = bool(bias) and fuse_epilogue
     fused_act = activation if fuse_epilogue else None

@@ -2,8 +2,9 @@
 
 Inside `with recording() as rec:`, every launch runs in *trace mode*: programs execute as
 usual (in lockstep where they can) but float data is not read (loads give zeros; integer
-loads, which may be indices, are real), dot products are not computed, nothing is written
-back to the arguments, and each program's tensor-core FLOPs,
+loads, which may be indices, are real), dot products are not computed, stores write nothing,
+float loads and stores are not bounds-checked (so a launch can be traced at a size its arrays
+do not have, e.g. a bucketed M), and each program's tensor-core FLOPs,
 bytes loaded and stored (masked-off lanes excluded), atomics, elementwise FLOPs, loop trips
 and the origin of the first block it reads from each argument are counted.
 """
