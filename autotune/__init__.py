@@ -1,5 +1,9 @@
-"""Auto-tuning for minitriton kernels: configs and spaces (the decorator and tuners build on these)."""
+"""Auto-tuning for minitriton kernels on HypoGPU: `@autotune`, `tune`, tuners, spaces, cache and records."""
 from .space import Config, Space, as_config
 from .task import Task
+from .driver import tune, TuneResult, NoValidConfig
+from .autotuner import autotune, heuristics, Autotuner, Heuristics
+from .records import Record, RecordLog
 
-__all__ = ["Config", "Space", "as_config", "Task"]
+__all__ = ["Config", "Space", "as_config", "Task", "tune", "TuneResult", "NoValidConfig", "autotune", "heuristics",
+           "Autotuner", "Heuristics", "Record", "RecordLog"]

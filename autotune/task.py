@@ -30,7 +30,7 @@ class Task:
             if missing:
                 raise TypeError(f"Task: {kernel.__name__} needs shape argument(s) {missing}, got {sorted(shape)}")
         self.space = space if space is not None else getattr(kernel, "space", None)
-        if self.space is None:
+        if self.space is None and stated:
             raise TypeError(f"Task: no search space: {getattr(kernel, '__name__', kernel)!r} has none; pass space=")
         self.name = name or f"{getattr(kernel, '__name__', 'kernel')}(" + \
             ", ".join(f"{k}={v}" for k, v in self.shape.items()) + ")"

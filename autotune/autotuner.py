@@ -1,0 +1,246 @@
+"""`@autotune`: Triton's decorator, tuning on HypoGPU, results kept on disk.
+
+    @autotune(configs=[Config({...}, num_warps=4, num_stages=3), ...], key=["M", "N", "K"])
+    @mt.jit
+    def kernel(...): ...
+
+    kernel[grid](*args)   # first call with a new key: tune, then launch the best config
+
+A new key (values of the `key` arguments, plus the dtypes of array arguments) is tuned the
+first time it is seen: each candidate config's launch is timed on HypoGPU through a Measurer
+(traced, nothing runs on the CPU), the fastest is stored in memory and on disk, and the real
+launch runs on the CPU with it.  Later calls with that key only look it up.  `M` is bucketed
+to the next power of two by default: tuning runs at the bucket's value, the launch uses the
+real M.
+"""
+from __future__ import annotations
+
+import inspect
+import math
+import os
+
+import numpy as np
+
+import minitriton as mt
+from .cache import TuningCache, digest, enabled as cache_enabled, refresh as cache_refresh
+from .driver import tune
+from .space import Config, Space, as_config
+from .task import Task
+
+
+def _source(fn) -> str:
+    while not hasattr(fn, "src") and hasattr(fn, "fn"):
+        fn = fn.fn
+    return getattr(fn, "src", None) or inspect.getsource(getattr(fn, "fn", fn))
+
+
+def _buckets(bucket, key):
+    """Per key argument, the function that rounds its value for the cache key."""
+    if bucket is None:
+        return {"M": mt.next_power_of_2} if "M" in key else {}
+    if bucket is False:
+        return {}
+    if callable(bucket):
+        return {"M": bucket}
+    if isinstance(bucket, dict) and all(callable(f) for f in bucket.values()):
+        unknown = sorted(set(bucket) - set(key))
+        if unknown:
+            raise ValueError(f"autotune: bucket= names {unknown}, which are not in key={key}")
+        return dict(bucket)
+    raise TypeError(f"autotune: bucket= must be None, False, a callable (for M) or a dict of callables, got {bucket!r}")
+
+
+class Autotuner:
+    def __init__(self, fn, configs=None, key=(), prune_configs_by=None, reset_to_zero=None, restore_value=None,
+                 pre_hook=None, post_hook=None, tuner=None, budget=None, space=None, device=None, seed=0,
+                 bucket=None, cache_dir=None, repeats=1, progress=None):
+        if not hasattr(fn, "run") or not hasattr(fn, "arg_names"):
+            raise TypeError(f"autotune must decorate a @minitriton.jit kernel (or @heuristics), got {fn!r}")
+        self.fn = fn
+        self.arg_names = list(fn.arg_names)
+        self.__name__ = getattr(fn, "__name__", "kernel")
+        self.keys = list(key)
+        unknown = [k for k in self.keys if k not in self.arg_names]
+        if unknown:
+            raise ValueError(f"autotune({self.__name__}): key names {unknown} are not arguments of the kernel "
+                             f"({self.arg_names})")
+        self.configs = [as_config(c) for c in configs] if configs else None
+        self.space = space
+        if self.configs is None and space is None:
+            raise ValueError(f"autotune({self.__name__}): give configs=[...] or space=Space(...)")
+        if space is not None and not isinstance(space, Space):
+            raise TypeError(f"autotune({self.__name__}): space= must be a Space, got {type(space).__name__}")
+        self.tuner = tuner or ("exhaustive" if self.configs is not None else "random")
+        if budget is not None and (not isinstance(budget, int) or budget < 1):
+            raise ValueError(f"autotune({self.__name__}): budget= must be a positive int, got {budget!r}")
+        self.budget = budget
+        prune = prune_configs_by or {}
+        bad = sorted(set(prune) - {"early_config_prune", "perf_model", "top_k"})
+        if bad:
+            raise ValueError(f"autotune({self.__name__}): prune_configs_by has unknown entries {bad}")
+        self.early_config_prune = prune.get("early_config_prune")
+        self.perf_model, self.top_k = prune.get("perf_model"), prune.get("top_k", 1.0)
+        for name, names in (("reset_to_zero", reset_to_zero), ("restore_value", restore_value)):
+            missing = [n for n in (names or []) if n not in self.arg_names]
+            if missing:
+                raise ValueError(f"autotune({self.__name__}): {name} names {missing}, which are not kernel arguments")
+        self.reset_to_zero, self.restore_value = list(reset_to_zero or []), list(restore_value or [])
+        self.pre_hook, self.post_hook = pre_hook, post_hook
+        if device is None:
+            from minitriton.hypogpu import HypoGPU
+            device = HypoGPU()
+        self.device, self.seed, self.repeats = device, seed, repeats
+        self.buckets = _buckets(bucket, self.keys)
+        self.cache_dir, self.progress = cache_dir, progress
+        self.cache: dict = {}          # key -> Config, this process
+        self.best_config = None
+        self.last_tuning = None        # TuneResult of the most recent tuning in this process
+        self._disk = None
+        self._dtype_args = None
+
+    # -- launching -------------------------------------------------------------------------
+    def __getitem__(self, grid):
+        return lambda *args, **kwargs: self.run(*args, grid=grid, **kwargs)
+
+    def key_of(self, args: dict) -> tuple:
+        """Bucketed key values, then the dtypes of array arguments (Triton's key)."""
+        vals = []
+        for k in self.keys:
+            v = args[k]
+            f = self.buckets.get(k)
+            vals.append(f(v) if f is not None else v)
+        for name in self.arg_names:
+            a = args.get(name)
+            dt = getattr(a, "dtype", None)
+            if dt is not None:
+                vals.append(str(dt))
+        return tuple(vals)
+
+    def run(self, *args, grid, **kwargs):
+        all_args = dict(zip(self.arg_names, args))
+        all_args.update(kwargs)
+        key = self.key_of(all_args)
+        config = self.cache.get(key)
+        if config is None:
+            config = self.cache[key] = self._tune(key, all_args, grid)
+            for name in self.reset_to_zero:
+                all_args[name][...] = 0
+        self.best_config = config
+        if config.pre_hook is not None:
+            config.pre_hook({**all_args, **config.all_kwargs()})
+        return self.fn.run(*args, grid=grid, **kwargs, **config.all_kwargs())
+
+    # -- tuning ----------------------------------------------------------------------------
+    def prune_configs(self, nargs: dict) -> list:
+        configs = list(self.configs)
+        if self.early_config_prune is not None:
+            configs = list(self.early_config_prune(configs, nargs))
+        if self.perf_model is not None:
+            top_k = self.top_k
+            if isinstance(top_k, float) and top_k <= 1.0:
+                top_k = max(1, int(len(configs) * top_k))
+            if len(configs) > top_k:
+                est = {c: self.perf_model(**nargs, **c.all_kwargs()) for c in configs}
+                configs = sorted(configs, key=lambda c: est[c])[:top_k]
+        if not configs:
+            raise ValueError(f"autotune({self.__name__}): pruning left no configs")
+        return configs
+
+    def _disk_cache(self):
+        if self._disk is None:
+            self._disk = TuningCache(self.cache_dir)
+        return self._disk
+
+    def _tune(self, key, all_args, grid) -> Config:
+        at = dict(all_args)  # tuning runs at the bucket's value of each bucketed argument
+        for k, f in self.buckets.items():
+            at[k] = f(all_args[k])
+        configs = self.prune_configs(at) if self.configs is not None else None
+        kernel_args = {k: v for k, v in at.items() if k in self.arg_names}
+
+        def launch(cfg):
+            full = {**kernel_args, **cfg.all_kwargs()}
+            if self.pre_hook is not None:
+                self.pre_hook(full, reset_only=False)
+            if cfg.pre_hook is not None:
+                cfg.pre_hook(full)
+            self.fn.run(grid=grid, **full)
+            if self.post_hook is not None:
+                self.post_hook(full, None)
+
+        task = Task(self.fn, device=self.device, space=self.space, launch=launch,
+                    name=f"{self.__name__}{key}")
+        settings = dict(tuner=self.tuner if isinstance(self.tuner, str) else repr(self.tuner), budget=self.budget,
+                        seed=self.seed, repeats=self.repeats)
+        what = [c.all_kwargs() for c in configs] if configs is not None else repr(self.space)
+        ckey = digest(self.__name__, _source(self.fn), self.device.fingerprint, settings, what, list(key))
+        progress = self.progress if self.progress is not None else os.environ.get("MINITRITON_PROGRESS") == "1"
+        if not cache_enabled():
+            result = tune(task, self.tuner, self.budget, self.seed, configs=configs, repeats=self.repeats,
+                          key=ckey, progress=progress)
+            return self._finish(key, result, None)
+        disk = self._disk_cache()
+        with disk.lock(ckey):
+            entry = None if cache_refresh() else disk.get(ckey)
+            if entry is not None:
+                cfg = entry["config"]
+                return Config(cfg["kwargs"], num_warps=cfg["num_warps"], num_stages=cfg["num_stages"])
+            resume = [] if cache_refresh() else disk.log.read(ckey)
+            result = tune(task, self.tuner, self.budget, self.seed, configs=configs, repeats=self.repeats,
+                          log=disk.log, key=ckey, resume=resume, progress=progress)
+            best = result.best_config
+            disk.put(ckey, dict(kernel=self.__name__, args=repr(key), device=repr(self.device), settings=settings,
+                                config={"kwargs": best.kwargs, "num_warps": best.num_warps,
+                                        "num_stages": best.num_stages},
+                                time=result.best_time, measured=result.measured,
+                                simulated_seconds=result.simulated_seconds))
+        return self._finish(key, result, ckey)
+
+    def _finish(self, key, result, ckey):
+        self.last_tuning = result
+        if os.environ.get("MINITRITON_PRINT_AUTOTUNING") == "1":
+            print(f"minitriton autotuning for {self.__name__} with key {key} finished after "
+                  f"{result.simulated_seconds:.1f}s on HypoGPU ({result.measured} configs measured, "
+                  f"{result.wall_seconds:.2f}s wall); best config selected: {result.best_config};")
+        return result.best_config
+
+
+def autotune(configs=None, key=(), prune_configs_by=None, reset_to_zero=None, restore_value=None, pre_hook=None,
+             post_hook=None, warmup=None, rep=None, tuner=None, budget=None, space=None, device=None, seed=0,
+             bucket=None, cache_dir=None, repeats=1, progress=None):
+    """Triton's `autotune` (configs, key, prune_configs_by, reset_to_zero, restore_value,
+    pre_hook, post_hook; warmup/rep accepted and ignored: HypoGPU's Measurer decides), plus
+    `tuner` ("exhaustive" | "random" | "grid" | a Tuner), `budget`, `space`, `device`, `seed`,
+    `bucket`, `cache_dir`, `repeats`, `progress`."""
+    def decorator(fn):
+        return Autotuner(fn, configs, key, prune_configs_by, reset_to_zero, restore_value, pre_hook, post_hook,
+                         tuner, budget, space, device, seed, bucket, cache_dir, repeats, progress)
+    return decorator
+
+
+class Heuristics:
+    """`@heuristics({"EVEN_K": lambda args: args["K"] % args["BLOCK_K"] == 0})`: meta-parameters
+    computed from the other arguments at every launch."""
+
+    def __init__(self, fn, values: dict):
+        self.fn, self.values = fn, dict(values)
+        self.arg_names = list(fn.arg_names)
+        self.__name__ = getattr(fn, "__name__", "kernel")
+
+    @property
+    def src(self):
+        return _source(self.fn)
+
+    def __getitem__(self, grid):
+        return lambda *args, **kwargs: self.run(*args, grid=grid, **kwargs)
+
+    def run(self, *args, grid, **kwargs):
+        for name, rule in self.values.items():
+            kwargs[name] = rule({**dict(zip(self.arg_names, args)), **kwargs})
+        return self.fn.run(*args, grid=grid, **kwargs)
+
+
+def heuristics(values: dict):
+    if not isinstance(values, dict) or not all(callable(v) for v in values.values()):
+        raise TypeError("heuristics() takes a dict of meta-parameter name -> function of the arguments")
+    return lambda fn: Heuristics(fn, values)

@@ -1,0 +1,33 @@
+"""The tuner contract."""
+from __future__ import annotations
+
+from ..space import Space, as_config
+
+
+class Tuner:
+    name = "tuner"
+
+    def __init__(self, space: Space | None = None, configs=None, seed: int = 0):
+        self.space = space
+        self.configs = [as_config(c) for c in configs] if configs is not None else None
+        self.seed = seed
+        self.seen: set = set()
+
+    def settings(self) -> dict:
+        """What identifies this tuner's search (part of the cache key)."""
+        return {"tuner": self.name, "seed": self.seed}
+
+    def next_batch(self, n: int) -> list:
+        raise NotImplementedError
+
+    def update(self, records) -> None:
+        for r in records:
+            self.seen.add(r.config)
+
+    def _candidates(self):
+        """The points this tuner may propose: the config list if given, else the space."""
+        if self.configs is not None:
+            return self.configs
+        if self.space is None:
+            raise ValueError(f"the {self.name} tuner needs a config list or a space")
+        return None

@@ -1,0 +1,48 @@
+"""Numerical agreement of a library kernel across configs of its space (`python -m autotune verify`)."""
+from __future__ import annotations
+
+import numpy as np
+
+from minitriton.testing import check_configs, accumulation_bound
+from minitriton.hypogpu import HypoGPU, OutOfResources
+
+
+def _legal(kernel, shape, n, rng):
+    """n random configs of the kernel's space that HypoGPU accepts at this shape."""
+    dev, out = HypoGPU(), []
+    for cfg in kernel.space.sample(rng, 20 * n):
+        try:
+            dev.time([kernel.launch_profile(shape, cfg.all_kwargs())])
+        except OutOfResources:
+            continue
+        out.append(cfg)
+        if len(out) == n:
+            break
+    return out
+
+
+def run(name: str, shape: dict, n: int = 8, seed: int = 0) -> str:
+    import kernels
+    rng = np.random.default_rng(seed)
+    kernel = getattr(kernels, name)
+    missing = [k for k in kernel.shape_keys if k not in shape]
+    if missing:
+        raise SystemExit(f"verify {name}: --shape needs {list(kernel.shape_keys)}, missing {missing}")
+    configs = _legal(kernel, shape, n, rng)
+    if name == "matmul":
+        a = rng.standard_normal((shape["M"], shape["K"])).astype(np.float16)
+        b = rng.standard_normal((shape["K"], shape["N"])).astype(np.float16)
+        from kernels.gemm import reference
+        res = check_configs(lambda c: kernel(a, b, config=c), configs, reference(a, b), abs_tol=accumulation_bound(a, b))
+    elif name == "row_sum":
+        x = rng.standard_normal((shape["M"], shape["N"])).astype(np.float16)
+        from kernels.rowsum import reference
+        tol = shape["N"] * 2.0 ** -24 * np.abs(x.astype(np.float64)).sum(1)
+        res = check_configs(lambda c: kernel(x, c), configs, reference(x), abs_tol=tol)
+    else:
+        x = rng.standard_normal((shape["M"], shape["N"])).astype(np.float16)
+        from kernels.rowsoftmax import reference
+        ref = reference(x)
+        res = check_configs(lambda c: kernel(x, c), configs, ref, abs_tol=4 * shape["N"] * 2.0 ** -24 * ref)
+    return (f"{name} {shape}: {len(configs)} configs agree (max {res.max_ulps_apart:.2f} ulps apart away from zero)\n\n"
+            + res.table())

@@ -1,0 +1,227 @@
+"""@autotune: lazy tuning per key, bucketing, the disk cache and records, Triton's options."""
+import multiprocessing
+import os
+
+import numpy as np
+import pytest
+
+import minitriton as mt
+import minitriton.language as tl
+import autotune.driver as driver
+from autotune import autotune, heuristics, Config, NoValidConfig, RecordLog
+from autotune.cache import TuningCache
+
+
+@mt.jit
+def scale_kernel(x_ptr, y_ptr, M, N, alpha, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    rows = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    cols = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
+    mask = (rows[:, None] < M) & (cols[None, :] < N)
+    offs = rows[:, None] * N + cols[None, :]
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=mask) * alpha, mask=mask)
+
+
+CONFIGS = [Config({"BLOCK_M": bm, "BLOCK_N": bn}, num_warps=w, num_stages=1)
+           for bm in (16, 64) for bn in (32, 128) for w in (2, 8)]
+
+
+def _grid(M, N):
+    return lambda meta: (mt.cdiv(M, meta["BLOCK_M"]), mt.cdiv(N, meta["BLOCK_N"]))
+
+
+def _call(kernel, M, N=256, dtype=np.float32):
+    x = np.arange(M * N, dtype=np.float32).reshape(M, N).astype(dtype)
+    y = np.zeros_like(x)
+    kernel[_grid(M, N)](x, y, M, N, 2.0)
+    np.testing.assert_array_equal(y, x * dtype(2))
+    return y
+
+
+@pytest.fixture
+def tunings(monkeypatch):
+    calls = []
+    real = driver.tune
+
+    def counting(task, *a, **kw):
+        result = real(task, *a, **kw)
+        calls.append((task.name, result.measured))
+        return result
+    monkeypatch.setattr("autotune.autotuner.tune", counting)
+    return calls
+
+
+def make(tmp_path, **kw):
+    kw.setdefault("configs", CONFIGS)
+    kw.setdefault("key", ["M", "N"])
+    return autotune(cache_dir=tmp_path, **kw)(scale_kernel)
+
+
+def test_tunes_once_per_key_then_launches_the_best(tmp_path, tunings):
+    k = make(tmp_path, bucket=False)
+    _call(k, 100)
+    assert len(tunings) == 1 and tunings[0][1] == len(CONFIGS)
+    assert k.best_config in CONFIGS
+    _call(k, 100)
+    assert len(tunings) == 1                      # same key: straight to the launch
+    _call(k, 100, dtype=np.float16)               # the dtype of array arguments is part of the key
+    _call(k, 300)
+    assert len(tunings) == 3
+
+
+def test_m_is_bucketed_to_powers_of_two(tmp_path, tunings):
+    k = make(tmp_path)
+    for m in (100, 120, 128):                     # all in the 128 bucket; launched at their real M
+        _call(k, m)
+    assert len(tunings) == 1 and "(128, 256" in tunings[0][0]
+    _call(k, 129)
+    assert len(tunings) == 2
+    exact = make(tmp_path / "exact", bucket=False)
+    for m in (100, 120):
+        _call(exact, m)
+    custom = make(tmp_path / "custom", bucket={"N": lambda n: 1024})
+    _call(custom, 100, N=200)
+    _call(custom, 100, N=300)
+    assert len(tunings) == 2 + 2 + 1
+
+
+def test_results_persist_on_disk_for_a_new_process(tmp_path, tunings):
+    _call(make(tmp_path), 100)
+    first = make(tmp_path)                        # a new decorator: what a new process would build
+    _call(first, 100)
+    assert len(tunings) == 1
+    entries = TuningCache(tmp_path).entries()
+    assert len(entries) == 1 and entries[0]["measured"] == len(CONFIGS)
+    log = RecordLog(tmp_path / "records.jsonl").read()
+    assert len(log) == len(CONFIGS) and {r.config for r in log} == set(CONFIGS)
+    assert all(r.samples and r.kernel.startswith("scale_kernel") for r in log)
+
+
+def test_cache_key_covers_source_tuner_and_configs(tmp_path, tunings):
+    _call(make(tmp_path), 100)
+    _call(make(tmp_path, tuner="random", budget=3), 100)
+    _call(make(tmp_path, configs=CONFIGS[:4]), 100)
+    assert len(tunings) == 3
+    namespace = {}
+    src = scale_kernel.src.replace("* alpha", "* alpha * 1.0")   # an edited kernel re-tunes
+    exec(compile("import minitriton as mt\nimport minitriton.language as tl\n" + src.replace("@mt.jit\n", ""),
+                 "edited", "exec"), namespace)
+    edited = mt.jit(namespace["scale_kernel"])
+    edited.__dict__["src"] = src
+    _call(autotune(configs=CONFIGS, key=["M", "N"], cache_dir=tmp_path)(edited), 100)
+    assert len(tunings) == 4
+
+
+def test_environment_skips_or_refreshes_the_cache(tmp_path, tunings, monkeypatch):
+    _call(make(tmp_path), 100)
+    monkeypatch.setenv("MINITRITON_AUTOTUNE_REFRESH", "1")
+    _call(make(tmp_path), 100)
+    monkeypatch.delenv("MINITRITON_AUTOTUNE_REFRESH")
+    monkeypatch.setenv("MINITRITON_AUTOTUNE_CACHE", "0")
+    _call(make(tmp_path / "unused"), 100)
+    assert len(tunings) == 3 and not (tmp_path / "unused").exists()
+
+
+def test_unreadable_cache_entry_is_ignored_and_rewritten(tmp_path, tunings):
+    k = make(tmp_path)
+    _call(k, 100)
+    cache = TuningCache(tmp_path)
+    key = cache.entries()[0]["key"]
+    cache.db.set("result:" + key, {"version": 999, "junk": True})
+    cache.close()
+    _call(make(tmp_path), 100)
+    assert len(tunings) == 2
+    assert TuningCache(tmp_path).get(key)["version"] == 1
+
+
+def test_interrupted_tuning_resumes_from_its_records(tmp_path, monkeypatch):
+    from minitriton.hypogpu import Measurer
+    real = Measurer.measure
+    state = {"n": 0}
+
+    def flaky(self, *a, **kw):
+        state["n"] += 1
+        if state["n"] == 4:
+            raise KeyboardInterrupt
+        return real(self, *a, **kw)
+    monkeypatch.setattr(Measurer, "measure", flaky)
+    with pytest.raises(KeyboardInterrupt):
+        _call(make(tmp_path), 100)
+    assert len(RecordLog(tmp_path / "records.jsonl").read()) == 3
+    state["n"] = -100
+    k = make(tmp_path)
+    _call(k, 100)
+    assert state["n"] == -100 + len(CONFIGS) - 3          # only the 5 not yet measured
+    assert len(RecordLog(tmp_path / "records.jsonl").read()) == len(CONFIGS)
+
+
+def _tune_in_process(path, queue):
+    k = autotune(configs=CONFIGS, key=["M", "N"], cache_dir=path)(scale_kernel)
+    _call(k, 100)
+    queue.put(repr(k.best_config))
+
+
+def test_two_processes_tuning_the_same_key_agree(tmp_path):
+    ctx = multiprocessing.get_context("fork")
+    queue = ctx.Queue()
+    procs = [ctx.Process(target=_tune_in_process, args=(str(tmp_path), queue)) for _ in range(2)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(60)
+    answers = {queue.get(timeout=5) for _ in procs}
+    assert all(p.exitcode == 0 for p in procs) and len(answers) == 1
+    assert len(TuningCache(tmp_path).entries()) == 1
+    assert len(RecordLog(tmp_path / "records.jsonl").read()) == len(CONFIGS)   # measured once, not twice
+
+
+def test_all_illegal_configs_raise_naming_kernel_key_and_reason(tmp_path):
+    @mt.jit
+    def mm(a_ptr, c_ptr, BM: tl.constexpr, BK: tl.constexpr):
+        a = tl.load(a_ptr + tl.arange(0, BM)[:, None] * BK + tl.arange(0, BK)[None, :])
+        tl.store(c_ptr + tl.arange(0, BM)[:, None] * BM + tl.arange(0, BM)[None, :], tl.dot(a, tl.trans(a)))
+    huge = [Config({"BM": 256, "BK": 256}, num_warps=4, num_stages=s) for s in (2, 3)]
+    k = autotune(configs=huge, key=[], cache_dir=tmp_path)(mm)
+    a, c = np.zeros((256, 256), np.float16), np.zeros((256, 256), np.float32)
+    with pytest.raises(NoValidConfig, match=r"mm.*shared memory"):
+        k[(1,)](a, c)
+
+
+def test_prune_configs_by_and_heuristics(tmp_path, tunings):
+    seen = {}
+
+    def early(configs, nargs):
+        seen["M"] = nargs["M"]
+        return [c for c in configs if c.kwargs["BLOCK_M"] == 64]
+    k = make(tmp_path, prune_configs_by={"early_config_prune": early,
+                                         "perf_model": lambda **kw: -kw["BLOCK_N"], "top_k": 0.5})
+    _call(k, 100)
+    assert seen["M"] == 128                                 # pruning sees the bucket's value
+    assert tunings[0][1] == 2 and k.best_config.kwargs == {"BLOCK_M": 64, "BLOCK_N": 128}
+
+    @heuristics({"BLOCK_N": lambda args: 32 if args["N"] < 64 else 128})
+    @mt.jit
+    def hk(x_ptr, y_ptr, M, N, alpha, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+        scale_kernel(x_ptr, y_ptr, M, N, alpha, BLOCK_M, BLOCK_N)
+    tuned = autotune(configs=[Config({"BLOCK_M": 16}), Config({"BLOCK_M": 64})], key=["M"], cache_dir=tmp_path)(hk)
+    _call(tuned, 40, N=50)
+    assert tuned.best_config.kwargs["BLOCK_M"] in (16, 64)
+
+
+def test_bad_arguments_are_named(tmp_path):
+    with pytest.raises(ValueError, match="key names \\['Q'\\]"):
+        autotune(configs=CONFIGS, key=["Q"])(scale_kernel)
+    with pytest.raises(ValueError, match="configs=.*space="):
+        autotune(key=["M"])(scale_kernel)
+    with pytest.raises(ValueError, match="reset_to_zero names \\['z'\\]"):
+        autotune(configs=CONFIGS, key=["M"], reset_to_zero=["z"])(scale_kernel)
+    with pytest.raises(ValueError, match="budget"):
+        autotune(configs=CONFIGS, key=["M"], budget=0)(scale_kernel)
+    with pytest.raises(TypeError, match="jit"):
+        autotune(configs=CONFIGS, key=["M"])(lambda x: x)
+
+
+def test_print_autotuning(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("MINITRITON_PRINT_AUTOTUNING", "1")
+    _call(make(tmp_path), 100)
+    out = capsys.readouterr().out
+    assert "autotuning for scale_kernel" in out and "best config selected" in out

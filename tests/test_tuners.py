@@ -1,0 +1,70 @@
+"""Every search strategy against one recorded search space (216 matmul configs timed on
+HypoGPU, replayed without noise): the contract and what each strategy is supposed to do."""
+import json
+import pathlib
+
+import numpy as np
+import pytest
+
+from autotune import Space, tune
+from autotune.tuners import TUNERS
+from minitriton.hypogpu.measure import Measurement
+
+RECORDED = json.loads((pathlib.Path(__file__).parent / "data" / "matmul_square_subspace.json").read_text())
+SPACE = Space(RECORDED["space"])
+TIMES = np.array([np.inf if t is None else t for t in RECORDED["times"]])
+
+
+class ReplayTask:
+    name, device, space = "replay", "replay-device", SPACE
+
+
+class Replay:
+    """A measurer that looks times up in the recording (and charges 1 s each)."""
+
+    def __init__(self):
+        self.clock, self.calls = 0.0, []
+
+    def measure(self, task, config, repeats=1):
+        self.calls.append(config)
+        self.clock += 1.0
+        t = TIMES[SPACE.flat_index(config)]
+        if not np.isfinite(t):
+            return Measurement(config, [], "OutOfResources: shared memory", 1.0)
+        return Measurement(config, [t] * repeats, None, 1.0)
+
+
+@pytest.mark.parametrize("name", sorted(TUNERS))
+def test_strategy_on_recorded_space(name):
+    full = Replay()
+    result = tune(ReplayTask(), name, budget=SPACE.size, seed=0, measurer=full)
+    assert len(full.calls) == SPACE.size == len(set(full.calls))        # every point once, none twice
+    assert result.best_time == TIMES.min()                               # so the true best is found
+    small = Replay()
+    result = tune(ReplayTask(), name, budget=20, seed=1, measurer=small, batch_size=7)
+    assert len(small.calls) == 20 and len(set(small.calls)) == 20
+    assert result.best_time == min(TIMES[SPACE.flat_index(c)] for c in small.calls)
+    assert result.measured == 20 and small.clock == 20.0
+    if name in ("grid", "exhaustive"):                                   # both walk the space in order
+        assert [SPACE.flat_index(c) for c in small.calls] == list(range(20))
+    else:
+        again = Replay()
+        tune(ReplayTask(), name, budget=20, seed=1, measurer=again, batch_size=7)
+        assert again.calls == small.calls                                # seeded: reproducible
+        assert [SPACE.flat_index(c) for c in small.calls] != list(range(20))
+
+
+def test_exhaustive_follows_a_config_list_and_resumes():
+    configs = [SPACE.config(i) for i in (5, 3, 9, 7)]
+    first = Replay()
+    done = tune(ReplayTask(), "exhaustive", configs=configs, measurer=first, budget=2)
+    assert first.calls == configs[:2]
+    rest = Replay()
+    result = tune(ReplayTask(), "exhaustive", configs=configs, measurer=rest, resume=done.history)
+    assert rest.calls == configs[2:]
+    assert result.best_time == min(TIMES[[5, 3, 9, 7]])
+
+
+def test_unknown_tuner_is_refused():
+    with pytest.raises(ValueError, match="tuner must be one of"):
+        tune(ReplayTask(), "annealing", budget=3, measurer=Replay())
