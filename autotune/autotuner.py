@@ -91,8 +91,9 @@ class Autotuner:
             device = HypoGPU()
         self.device, self.seed, self.repeats = device, seed, repeats
         self.buckets = _buckets(bucket, self.keys)
+        self._key_plan = [(k, self.arg_names.index(k), self.buckets.get(k)) for k in self.keys]
         self.cache_dir, self.progress = cache_dir, progress
-        self.cache: dict = {}          # key -> Config, this process
+        self.cache: dict = {}          # key -> (Config, its meta-parameters), this process
         self.best_config = None
         self.last_tuning = None        # TuneResult of the most recent tuning in this process
         self._disk = None
@@ -102,33 +103,36 @@ class Autotuner:
     def __getitem__(self, grid):
         return lambda *args, **kwargs: self.run(*args, grid=grid, **kwargs)
 
-    def key_of(self, args: dict) -> tuple:
-        """Bucketed key values, then the dtypes of array arguments (Triton's key)."""
+    def run(self, *args, grid, **kwargs):
+        """The key: bucketed values of the `key` arguments, then the dtypes of array arguments
+        (Triton's key).  This is the hot path of every cached call: no dicts are built."""
         vals = []
-        for k in self.keys:
-            v = args[k]
-            f = self.buckets.get(k)
+        for k, pos, f in self._key_plan:
+            v = args[pos] if pos < len(args) else kwargs[k]
             vals.append(f(v) if f is not None else v)
-        for name in self.arg_names:
-            a = args.get(name)
+        for a in args:
             dt = getattr(a, "dtype", None)
             if dt is not None:
-                vals.append(str(dt))
-        return tuple(vals)
-
-    def run(self, *args, grid, **kwargs):
-        all_args = dict(zip(self.arg_names, args))
-        all_args.update(kwargs)
-        key = self.key_of(all_args)
-        config = self.cache.get(key)
-        if config is None:
-            config = self.cache[key] = self._tune(key, all_args, grid)
+                vals.append(dt)
+        if kwargs:
+            for name in self.arg_names[len(args):]:
+                dt = getattr(kwargs.get(name), "dtype", None)
+                if dt is not None:
+                    vals.append(dt)
+        key = tuple(vals)
+        hit = self.cache.get(key)
+        if hit is None:
+            all_args = dict(zip(self.arg_names, args))
+            all_args.update(kwargs)
+            config = self._tune(key, all_args, grid)
+            hit = self.cache[key] = (config, config.all_kwargs())
             for name in self.reset_to_zero:
                 all_args[name][...] = 0
+        config, meta = hit
         self.best_config = config
         if config.pre_hook is not None:
-            config.pre_hook({**all_args, **config.all_kwargs()})
-        return self.fn.run(*args, grid=grid, **kwargs, **config.all_kwargs())
+            config.pre_hook({**dict(zip(self.arg_names, args)), **kwargs, **meta})
+        return self.fn.run(*args, grid=grid, **kwargs, **meta)
 
     # -- tuning ----------------------------------------------------------------------------
     def prune_configs(self, nargs: dict) -> list:
