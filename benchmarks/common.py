@@ -18,6 +18,16 @@ def parser(description: str) -> argparse.ArgumentParser:
     return p
 
 
+def main(doc: str, name: str, make_text, argv=None):
+    """The command line every benchmark shares: print the text `make_text(quick)` makes, and
+    with --update-readme put it in the README's <!-- bench:name --> block."""
+    args = parser(doc).parse_args(argv)
+    text = make_text(args.quick)
+    print(text)
+    if args.update_readme:
+        update_readme(name, text)
+
+
 def median_time(fn, repeats: int, warmup: int = 1) -> float:
     """Median wall time of fn() in seconds."""
     for _ in range(warmup):

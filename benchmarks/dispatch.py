@@ -14,7 +14,8 @@ import numpy as np
 import minitriton as mt
 import minitriton.language as tl
 from autotune import autotune, Config
-from benchmarks.common import parser, markdown, update_readme
+from benchmarks import common
+from benchmarks.common import markdown
 
 
 @mt.jit
@@ -68,11 +69,7 @@ def run(quick):
 
 
 def main(argv=None):
-    args = parser(__doc__).parse_args(argv)
-    table = run(args.quick)
-    print(table)
-    if args.update_readme:
-        update_readme("dispatch", table)
+    common.main(__doc__, "dispatch", run, argv)
 
 
 if __name__ == "__main__":

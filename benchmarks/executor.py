@@ -10,7 +10,8 @@ from __future__ import annotations
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from benchmarks.common import parser, median_time, markdown, machine, update_readme
+from benchmarks import common
+from benchmarks.common import median_time, markdown, machine
 import minitriton as mt
 from kernels import gemm
 
@@ -72,11 +73,7 @@ def one_at_a_time(a, b, cfg):
 
 
 def main(argv=None):
-    args = parser(__doc__).parse_args(argv)
-    table = run(args.quick)
-    print(table)
-    if args.update_readme:
-        update_readme("executor", table)
+    common.main(__doc__, "executor", run, argv)
 
 
 if __name__ == "__main__":

@@ -13,7 +13,8 @@ import numpy as np
 
 import kernels
 from autotune import Task
-from benchmarks.common import parser, markdown, update_readme
+from benchmarks import common
+from benchmarks.common import markdown
 from kernels.shapes import SHAPES, triton_list
 from minitriton.hypogpu import HypoGPU, Measurer, oracle, A100
 
@@ -108,11 +109,7 @@ def run():
 
 
 def main(argv=None):
-    args = parser(__doc__).parse_args(argv)
-    text = run()
-    print(text)
-    if args.update_readme:
-        update_readme("landscape", text)
+    common.main(__doc__, "landscape", lambda quick: run(), argv)
 
 
 if __name__ == "__main__":

@@ -14,7 +14,8 @@ import numpy as np
 
 import minitriton as mt
 import minitriton.language as tl
-from benchmarks.common import parser, markdown, update_readme
+from benchmarks import common
+from benchmarks.common import markdown
 from kernels import gemm
 from kernels.shapes import SHAPES, LECTURE_FIVE
 from minitriton.hypogpu import HypoGPU, OutOfResources, A100
@@ -75,15 +76,15 @@ def user_kernel():
     return markdown(["rows × cols (fp16)", "warps", "µs", "TB/s", "of DRAM peak"], rows)
 
 
-def main(argv=None):
-    args = parser(__doc__).parse_args(argv)
-    table, worst = compare(6 if args.quick else 40)
-    text = "\n".join([f"Library matmul, traced vs stated profile (worst difference {worst:.2%}; goal: within 5 %):", "",
-                      table, "", "A user-written fused softmax, timed from its traced launch alone:", "",
+def run(quick):
+    table, worst = compare(6 if quick else 40)
+    return "\n".join([f"Library matmul, traced vs stated profile (worst difference {worst:.2%}; goal: within 5 %):",
+                      "", table, "", "A user-written fused softmax, timed from its traced launch alone:", "",
                       user_kernel(), ""])
-    print(text)
-    if args.update_readme:
-        update_readme("profiles", text)
+
+
+def main(argv=None):
+    common.main(__doc__, "profiles", run, argv)
 
 
 if __name__ == "__main__":

@@ -60,6 +60,11 @@ def _is_constexpr(annotation):
     return isinstance(annotation, str) and annotation.split(".")[-1] == "constexpr"
 
 
+def _code_fingerprint(code) -> str:
+    consts = [_code_fingerprint(c) if isinstance(c, types.CodeType) else repr(c) for c in code.co_consts]
+    return f"{code.co_code.hex()}|{consts}|{code.co_names}|{code.co_varnames}"
+
+
 def cdiv(x, y):
     return (x + y - 1) // y
 
@@ -84,7 +89,12 @@ class JITFunction:
 
     @functools.cached_property
     def src(self) -> str:
-        return inspect.getsource(self.fn)
+        """The kernel's source (what caches key on); for a kernel with no source file (built
+        with exec, typed in a REPL) a fingerprint of its bytecode stands in."""
+        try:
+            return inspect.getsource(self.fn)
+        except (OSError, TypeError):
+            return f"<no source: {self.fn.__qualname__}> " + _code_fingerprint(self.fn.__code__)
 
     def __repr__(self):
         return f"JITFunction({self.fn.__module__}:{self.fn.__qualname__})"

@@ -225,3 +225,16 @@ def test_print_autotuning(tmp_path, monkeypatch, capsys):
     _call(make(tmp_path), 100)
     out = capsys.readouterr().out
     assert "autotuning for scale_kernel" in out and "best config selected" in out
+
+
+def test_kernels_without_a_source_file_get_a_stable_fingerprint(tmp_path, tunings):
+    src = scale_kernel.src.replace("@mt.jit\n", "")
+    made = []
+    for _ in range(2):
+        ns = {}
+        exec(compile("import minitriton as mt\nimport minitriton.language as tl\n" + src, "<typed>", "exec"), ns)
+        made.append(mt.jit(ns["scale_kernel"]))
+    assert made[0].src.startswith("<no source") and made[0].src == made[1].src
+    for k in made:   # the same code, defined twice: one tuning
+        _call(autotune(configs=CONFIGS, key=["M", "N"], cache_dir=tmp_path)(k), 100)
+    assert len(tunings) == 1
