@@ -28,6 +28,9 @@ from .space import Config, Space, as_config
 from .task import Task
 
 
+DEFAULT_BUDGET = 128  # measurements, for tuners other than "exhaustive" when no budget= is given
+
+
 def _source(fn) -> str:
     while not hasattr(fn, "src") and hasattr(fn, "fn"):
         fn = fn.fn
@@ -73,6 +76,8 @@ class Autotuner:
         self.tuner = tuner or ("exhaustive" if self.configs is not None else "random")
         if budget is not None and (not isinstance(budget, int) or budget < 1):
             raise ValueError(f"autotune({self.__name__}): budget= must be a positive int, got {budget!r}")
+        if budget is None and self.tuner != "exhaustive":
+            budget = DEFAULT_BUDGET  # a search over a space must stop somewhere
         self.budget = budget
         prune = prune_configs_by or {}
         bad = sorted(set(prune) - {"early_config_prune", "perf_model", "top_k"})

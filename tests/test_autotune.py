@@ -238,3 +238,16 @@ def test_kernels_without_a_source_file_get_a_stable_fingerprint(tmp_path, tuning
     for k in made:   # the same code, defined twice: one tuning
         _call(autotune(configs=CONFIGS, key=["M", "N"], cache_dir=tmp_path)(k), 100)
     assert len(tunings) == 1
+
+
+def test_search_over_a_space_with_a_tuner_object(tmp_path, tunings):
+    from autotune import Space
+    from autotune.tuners import RandomTuner
+    space = Space(BLOCK_M=[16, 32, 64], BLOCK_N=[32, 64, 128], num_warps=[2, 4, 8], num_stages=[1])
+    k = autotune(space=space, key=["M", "N"], tuner=RandomTuner(seed=3), budget=5, cache_dir=tmp_path)(scale_kernel)
+    _call(k, 100)
+    _call(k, 300)        # the same tuner object serves a second key, starting afresh
+    assert [n for _, n in tunings] == [5, 5]
+    assert k.best_config in space
+    default = autotune(space=space, key=["M"], cache_dir=tmp_path / "d")(scale_kernel)
+    assert default.tuner == "random" and default.budget == 128

@@ -3,6 +3,9 @@ measure (empty when it has nothing left), `update(records)` tells it what they m
 The driver (autotune.driver.tune) owns measuring, budget, records and progress."""
 from __future__ import annotations
 
+import copy
+
+from ..space import as_config
 from .base import Tuner
 from .exhaustive import ExhaustiveTuner
 from .random import RandomTuner
@@ -12,9 +15,15 @@ TUNERS = {"exhaustive": ExhaustiveTuner, "random": RandomTuner, "grid": GridTune
 
 
 def make_tuner(tuner, space=None, configs=None, seed: int = 0) -> Tuner:
-    """A tuner from its name (or the tuner object itself)."""
+    """A fresh tuner for one search: from its name, a Tuner subclass, or a Tuner object
+    (copied, so that one object can serve many keys)."""
     if isinstance(tuner, Tuner):
-        return tuner
+        fresh = copy.deepcopy(tuner)
+        if fresh.space is None and fresh.configs is None:
+            fresh.space, fresh.configs = space, [as_config(c) for c in configs] if configs is not None else None
+        return fresh
+    if isinstance(tuner, type) and issubclass(tuner, Tuner):
+        return tuner(space=space, configs=configs, seed=seed)
     if not isinstance(tuner, str) or tuner not in TUNERS:
         raise ValueError(f"tuner must be one of {sorted(TUNERS)} or a Tuner object, got {tuner!r}")
     return TUNERS[tuner](space=space, configs=configs, seed=seed)

@@ -10,10 +10,12 @@ class GridTuner(Tuner):
 
     def __init__(self, space=None, configs=None, seed=0):
         super().__init__(space, configs, seed)
-        pool = self._candidates()
-        self._it = iter(pool) if pool is not None else iter(self.space)
+        self._it = None
 
     def next_batch(self, n):
+        if self._it is None:
+            pool = self._candidates()
+            self._it = iter(pool) if pool is not None else iter(self.space)
         out = []
         for c in self._it:
             if c not in self.seen:

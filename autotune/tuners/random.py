@@ -14,17 +14,22 @@ class RandomTuner(Tuner):
     def __init__(self, space=None, configs=None, seed=0):
         super().__init__(space, configs, seed)
         self.rng = np.random.default_rng(seed)
+        self._order = None      # built at the first batch, when the space is known
+
+    def _start(self):
         pool = self._candidates()
         if pool is not None:
             self._order = iter([pool[i] for i in self.rng.permutation(len(pool))])
         elif self.space.size <= PERMUTE_UP_TO:
             self._order = (self.space.config(i) for i in self.rng.permutation(self.space.size))
         else:
-            self._order = None
+            self._order = False
 
     def next_batch(self, n):
+        if self._order is None:
+            self._start()
         out = []
-        if self._order is not None:
+        if self._order is not False:
             for c in self._order:
                 if c not in self.seen and (self.space is None or self.space.constraint is None or c in self.space):
                     out.append(c)
