@@ -43,8 +43,18 @@ class TuningCache:
     def __init__(self, directory=None):
         self.dir = pathlib.Path(directory) if directory is not None else default_dir()
         self.dir.mkdir(parents=True, exist_ok=True)
-        self.db = diskcache.Cache(str(self.dir / "results"))
+        self.db = self._open(self.dir / "results")
         self.log = RecordLog(self.dir / "records.jsonl")
+
+    @staticmethod
+    def _open(path: pathlib.Path):
+        """Open the results database; one too damaged to open is set aside and started afresh
+        (the records log, which holds the measurements, is separate and kept)."""
+        try:
+            return diskcache.Cache(str(path))
+        except Exception:
+            path.rename(path.with_name(f"{path.name}.damaged-{int(time.time())}"))
+            return diskcache.Cache(str(path))
 
     def get(self, key: str) -> dict | None:
         """The stored entry, or None if absent, unreadable or from another format version."""

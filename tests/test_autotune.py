@@ -251,3 +251,13 @@ def test_search_over_a_space_with_a_tuner_object(tmp_path, tunings):
     assert k.best_config in space
     default = autotune(space=space, key=["M"], cache_dir=tmp_path / "d")(scale_kernel)
     assert default.tuner == "random" and default.budget == 128
+
+
+def test_a_damaged_results_database_is_set_aside(tmp_path, tunings):
+    _call(make(tmp_path), 100)
+    db = tmp_path / "results" / "cache.db"
+    db.write_bytes(b"this is not sqlite" * 100)
+    _call(make(tmp_path), 100)           # no crash: the database starts afresh and the key is tuned again
+    assert len(tunings) == 2
+    assert any(p.name.startswith("results.damaged-") for p in tmp_path.iterdir())
+    assert len(TuningCache(tmp_path).entries()) == 1
