@@ -4,20 +4,19 @@ from __future__ import annotations
 import numpy as np
 
 from minitriton.testing import check_configs, accumulation_bound
-from minitriton.hypogpu import HypoGPU, OutOfResources
+from minitriton.hypogpu import Measurer
+from .task import Task
 
 
 def _legal(kernel, shape, n, rng):
-    """n random configs of the kernel's space that HypoGPU accepts at this shape."""
-    dev, out = HypoGPU(), []
+    """n random configs of the kernel's space that compile on HypoGPU at this shape (asked the
+    way a tuner asks: through the Measurer)."""
+    task, measurer, out = Task(kernel, **shape), Measurer(), []
     for cfg in kernel.space.sample(rng, 20 * n):
-        try:
-            dev.time([kernel.launch_profile(shape, cfg.all_kwargs())])
-        except OutOfResources:
-            continue
-        out.append(cfg)
-        if len(out) == n:
-            break
+        if measurer.measure(task, cfg).ok:
+            out.append(cfg)
+            if len(out) == n:
+                break
     return out
 
 
