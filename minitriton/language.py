@@ -5,10 +5,11 @@ from .tensor import tensor, constexpr
 from .ops import (program_id, num_programs, arange, full, zeros, zeros_like, full_like, cdiv, cast,
                   exp, exp2, log, log2, sqrt, rsqrt, sin, cos, floor, ceil, sigmoid, erf, abs, maximum, minimum,
                   clamp, fma, where, expand_dims, reshape, view, broadcast_to, broadcast, permute, trans,
-                  sum, max, min, argmax, argmin, xor_sum, cumsum, softmax, dot, multiple_of, max_contiguous,
+                  sum, max, min, argmax, argmin, xor_sum, cumsum, softmax, multiple_of, max_contiguous,
                   max_constancy, assume, debug_barrier, static_assert, static_print, device_print, device_assert,
                   range, static_range)
 from .memory import load, store, atomic_add, atomic_max, atomic_min, atomic_xchg, atomic_cas
+from .dot import dot
 from . import ops as math  # tl.math.exp etc.
 
 float8e5 = None  # not supported: kept so `tl.float8e5` fails loudly where used, not on import

@@ -3,13 +3,12 @@ from __future__ import annotations
 
 import builtins
 import math
-import os
 
 import numpy as np
 
 from . import dtypes as D
 from . import _numba
-from .tensor import tensor, to_tensor, uniform, constexpr, _round, POOL, MemoryPressure
+from .tensor import tensor, to_tensor, uniform, constexpr, _round
 from . import context
 
 
@@ -129,7 +128,8 @@ def binary(a, b, op: str) -> tensor:
     fast = _affine_int_fast(a, b, op)
     if fast is not None:
         return fast
-    if op == "add":
+    if op == "add" and (getattr(a, "lazy", None) is not None or getattr(b, "lazy", None) is not None):
+        from .dot import fuse_accumulate
         fused = fuse_accumulate(a, b)
         if fused is not None:
             return fused
@@ -575,254 +575,6 @@ def softmax(x, ieee_rounding=False):
     z = x - max(x, 0, keep_dims=True)
     num = exp(z)
     return num / sum(num, 0, keep_dims=True)
-
-
-# ---------------------------------------------------------------- dot
-_DOT_TYPES = {D.float16, D.bfloat16, D.float32, D.float64, D.int8}
-
-
-def _tf32(v):
-    """Round float32 to tf32 (10 mantissa bits, round to nearest, ties away) as A100's cvt.rna does."""
-    u = np.ascontiguousarray(v, np.float32).view(np.uint32)
-    finite = (u & 0x7F800000) != 0x7F800000
-    r = np.where(finite, (u + np.uint32(0x1000)) & np.uint32(0xFFFFE000), u)
-    return r.view(np.float32)
-
-
-def _pdims(t: tensor):
-    if t.pv is not None:
-        return list(t.pv.shape[:t.pv.ndim - len(t.shape)])
-    return [t.rows]
-
-
-def _common_dims(da, db):
-    """The coarsest mixed radix that refines both (outermost first), or None."""
-    def cuts(d):  # cumulative products from the innermost digit
-        out, p = set(), 1
-        for x in reversed(d):
-            p *= x
-            out.add(p)
-        return out
-    if np.prod(da) != np.prod(db):
-        return None
-    bounds = sorted(cuts(da) | cuts(db))
-    dims, prev = [], 1
-    for c in bounds:
-        if c % prev:
-            return None
-        dims.insert(0, c // prev)
-        prev = c
-    return dims
-
-
-def _dot_operands(a: tensor, b: tensor):
-    """Operands for one batched matmul over programs; shared blocks stay views (no copies).
-
-    Each program still gets its own (BM x BK) @ (BK x BN) product, computed by the same BLAS
-    call whether it runs alone or in lockstep with others, so both paths agree bit for bit.
-    """
-    if a.pv is None and b.pv is None:
-        return a.v, b.v
-    da, db = _pdims(a), _pdims(b)
-    if a.rows == 1 or b.rows == 1:
-        common = da if b.rows == 1 else db
-    else:
-        common = _common_dims(da, db)
-    if common is None:
-        return a.v, b.v
-
-    def shaped(t):
-        if t.rows == 1:
-            src = t.pv if t.pv is not None else t.v
-            return src.reshape((1,) * len(common) + t.shape)
-        src = t.pv if t.pv is not None else t.v
-        return src.reshape(tuple(common) + t.shape)
-    return shaped(a), shaped(b)
-
-
-def _batched_matmul(va, vb, acc):
-    """acc + va @ vb for every program, as a flat (programs, m, n) array.
-
-    One np.matmul over the program dims: each program's product is its own BLAS call, the
-    same call whether it runs alone or in lockstep with others, so both execution paths
-    agree bit for bit.  (One big GEMM over shared blocks would be faster, but BLAS rounds
-    differently for different matrix shapes.)
-    """
-    m, n = va.shape[-2], vb.shape[-1]
-    batch = _bshape(va.shape[:-2], vb.shape[:-2])
-    flat = POOL.empty((math.prod(batch), m, n), np.result_type(va, vb))
-    out = flat.reshape(batch + (m, n))
-    np.matmul(va, vb, out=out)
-    if acc is not None:
-        same = acc.shape[0] == flat.shape[0]
-        np.add(out, acc.reshape(batch + (m, n)) if same else acc.reshape((1,) * len(batch) + (m, n)), out=out,
-               casting="unsafe")
-    return flat
-
-
-def expected_shape(a, b):
-    return a.shape[:-1] + b.shape[-1:]
-
-
-def _concat_k(ts, axis):
-    """The K-concatenation of a chain's operand blocks, as one tensor.
-
-    Blocks loaded from consecutive K windows of one array (the usual `ptrs += BLOCK_K * stride`
-    loop) concatenate into a single window of the same array, read in place; anything else is
-    copied together."""
-    if len(ts) == 1:
-        return ts[0]
-    first = ts[0]
-    shape = list(first.shape)
-    shape[axis] *= len(ts)
-    shape = tuple(shape)
-    if all(t.win is not None for t in ts) and all(t.shape == first.shape for t in ts):
-        from .memory import _program_view, _window
-        src, base, steps = first.win
-        width = first.shape[axis] * steps[axis]
-        if all(t.win[0] is src and t.win[2] == steps and t.win[1].shape == base.shape
-               and (t.win[1] == base + k * width).all() for k, t in enumerate(ts)):
-            view = _program_view(src, base, steps, shape)
-            if view is not None:
-                return tensor.from_view(view, first.dtype, shape)
-            return tensor(_window(src, steps, shape)[base], first.dtype, shape)
-    rows = builtins.max(t.rows for t in ts)
-    parts = [np.broadcast_to(t.v, (rows,) + t.shape) for t in ts]
-    return tensor(np.concatenate(parts, axis=axis + 1), first.dtype, shape)
-
-
-class DotChain:
-    """acc0 + a_0 @ b_0 + a_1 @ b_1 + ..., evaluated only when its value is needed.
-
-    `acc = tl.dot(a, b, acc)` in a K loop builds one chain; when the accumulator is finally
-    used, every program's product runs as ONE BLAS call over the whole K (operands read in
-    place where they are consecutive windows), instead of one small call per K step.  The
-    fp32 accumulation order is BLAS's, over all of K; it is the same call for a program
-    whether it runs alone or in lockstep, so both execution paths agree bit for bit, and
-    the result no longer depends on BLOCK_K.
-    """
-
-    __slots__ = ("acc", "terms", "out_dtype", "prec", "rows", "held")
-
-    def __init__(self, acc, terms, out_dtype, prec, parent=None):
-        """`parent`: the chain this one extends by terms[len(parent.terms):]."""
-        self.acc, self.terms, self.out_dtype, self.prec = acc, terms, out_dtype, prec
-        new = terms[len(parent.terms):] if parent is not None else terms
-        ops_ = [t for pair in new for t in pair]
-        self.rows = builtins.max([t.rows for t in ops_] + [parent.rows if parent is not None else 1]
-                                 + [acc.rows if acc is not None else 1])
-        # bytes of operand copies the chain keeps alive (windows into arguments cost nothing)
-        self.held = (parent.held if parent is not None else 0) + \
-            builtins.sum(t._v.nbytes for t in ops_ if t.win is None and t._v is not None)
-
-    def extends(self, out_dtype, prec, in_dtype):
-        return self.out_dtype is out_dtype and self.prec == prec and self.terms[0][0].dtype is in_dtype
-
-    def evaluate(self) -> np.ndarray:
-        st = context._local.__dict__.get("state")
-        if st is not None and st.counts is not None:  # tracing: the values do not matter
-            shape = expected_shape(self.terms[0][0], self.terms[0][1])
-            return np.zeros((self.rows,) + shape, self.out_dtype.container)
-        a = _concat_k([t[0] for t in self.terms], axis=len(self.terms[0][0].shape) - 1)
-        b = _concat_k([t[1] for t in self.terms], axis=len(self.terms[0][1].shape) - 2)
-        va, vb = _dot_operands(a, b)
-        if self.prec == "tf32":
-            va, vb = _tf32(va), _tf32(vb)
-        if a.dtype is D.int8:
-            va, vb = va.astype(np.int32), vb.astype(np.int32)
-        av = None
-        if self.acc is not None:
-            av = self.acc.v
-            if av.dtype != self.out_dtype.container:
-                av = av.astype(self.out_dtype.container)
-        if len(a.shape) == 3:  # batched blocks: rare, keep it plain
-            prod = np.matmul(va, vb).reshape((-1,) + expected_shape(a, b))
-            prod = prod + av if av is not None else prod
-        elif av is not None and av.shape[0] > 1 and a.rows == 1 and b.rows == 1:
-            prod = _batched_matmul(va, vb, None) + av  # a uniform product added to per-program accumulators
-        else:
-            prod = _batched_matmul(va, vb, av)
-        if prod.dtype != self.out_dtype.container:
-            prod = prod.astype(self.out_dtype.container)
-        if self.out_dtype.bits == 16:
-            prod = _round(prod, self.out_dtype)
-        return prod
-
-
-def _precision(a, input_precision, allow_tf32):
-    if a.dtype is not D.float32:
-        return None
-    if allow_tf32 is not None and input_precision is None:
-        input_precision = "tf32" if allow_tf32 else "ieee"
-    prec = input_precision or os.environ.get("MINITRITON_F32_DEFAULT", "tf32")
-    if prec not in ("tf32", "tf32x3", "ieee"):
-        raise ValueError(f"input_precision must be 'tf32', 'tf32x3' or 'ieee', got {prec!r}")
-    return prec
-
-
-def dot(input, other, acc=None, input_precision=None, allow_tf32=None, max_num_imprecise_acc=None,
-        out_dtype=D.float32):
-    a, b = to_tensor(input), to_tensor(other)
-    if len(a.shape) not in (2, 3) or len(b.shape) != len(a.shape):
-        raise ValueError(f"tl.dot needs two 2-D (or two 3-D) blocks, got shapes {list(a.shape)} and {list(b.shape)}")
-    if a.shape[-1] != b.shape[-2] or a.shape[:-2] != b.shape[:-2]:
-        raise ValueError(f"tl.dot shape mismatch: {list(a.shape)} @ {list(b.shape)} (inner dimensions must agree)")
-    if builtins.min(a.shape[-2:] + b.shape[-1:]) < 16:
-        raise ValueError(f"tl.dot needs every matrix dimension >= 16 (as Triton's tensor cores do), got "
-                         f"{list(a.shape)} @ {list(b.shape)}")
-    if a.dtype is not b.dtype:
-        raise TypeError(f"tl.dot operands must have the same dtype, got {a.dtype} and {b.dtype}")
-    if a.dtype not in _DOT_TYPES:
-        raise TypeError(f"tl.dot supports fp16, bf16, fp32, fp64 and int8 inputs, got {a.dtype}")
-    out_dtype = _cv(out_dtype)
-    if a.dtype is D.int8:
-        out_dtype = D.int32
-    elif a.dtype is D.float64:
-        out_dtype = D.float64
-    prec = _precision(a, input_precision, allow_tf32)
-    shape = expected_shape(a, b)
-    st = context._local.__dict__.get("state")
-    if st is not None and st.counts is not None:
-        cnt = st.counts
-        m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
-        cnt.tc_flops += 2.0 * m * n * k * math.prod(a.shape[:-2])
-        cnt.dots += 1
-        cnt.tile, cnt.tile_itemsize = (m, n, k), a.dtype.np.itemsize
-    if acc is not None:
-        acc = to_tensor(acc)
-        if acc.shape != shape:
-            raise ValueError(f"tl.dot acc has shape {list(acc.shape)}, expected {list(shape)}")
-        chain = acc.lazy
-        if chain is not None and acc._v is None and chain.extends(out_dtype, prec, a.dtype):
-            return _chained(DotChain(chain.acc, chain.terms + [(a, b)], out_dtype, prec, chain), out_dtype, shape)
-    return _chained(DotChain(acc, [(a, b)], out_dtype, prec), out_dtype, shape)
-
-
-CHAIN_COPY_BYTES = 256 << 20
-
-
-def _chained(chain, out_dtype, shape):
-    """A deferred dot.  A chain keeps its operands alive until it is evaluated; operands that
-    are not windows into an argument are copies, and if those outgrow CHAIN_COPY_BYTES the
-    launch is asked to run fewer programs at a time (which changes no program's result)."""
-    if chain.rows > 1 and chain.held > CHAIN_COPY_BYTES:
-        raise MemoryPressure(f"{chain.held >> 20} MB of dot operands held in lockstep")
-    return tensor.deferred(chain, out_dtype, shape)
-
-
-def fuse_accumulate(x, y):
-    """`acc + tl.dot(a, b)`: the same chain as `tl.dot(a, b, acc)` (Triton's older tutorials
-    accumulate this way); None when the operands are not of that form."""
-    for acc, d in ((x, y), (y, x)):
-        if isinstance(d, tensor) and d.lazy is not None and d._v is None and d.lazy.acc is None \
-                and isinstance(acc, tensor) and acc.buf is None and acc.dtype is d.dtype and acc.shape == d.shape:
-            chain = acc.lazy
-            if chain is not None and acc._v is None and chain.extends(d.lazy.out_dtype, d.lazy.prec,
-                                                                       d.lazy.terms[0][0].dtype):
-                return _chained(DotChain(chain.acc, chain.terms + d.lazy.terms, d.dtype, d.lazy.prec, chain),
-                                d.dtype, d.shape)
-            return tensor.deferred(DotChain(acc, d.lazy.terms, d.dtype, d.lazy.prec), d.dtype, d.shape)
-    return None
 
 
 # ---------------------------------------------------------------- hints and no-ops

@@ -93,7 +93,7 @@ class tensor:
         self.pv = None  # optional view shaped (*program_dims, *shape): blocks shared by programs, not copied
         self.owned = False  # _v came from POOL and nothing else refers to it
         self.win = None     # for a loaded block: (source array, per-program base offsets, element steps)
-        self.lazy = None    # a deferred computation (ops.DotChain) that produces _v when first needed
+        self.lazy = None    # a deferred computation (dot.DotChain) that produces _v when first needed
 
     def __del__(self):
         if self.owned:

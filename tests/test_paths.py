@@ -45,7 +45,7 @@ def test_other_kernels_paths_are_bit_identical():
 
 
 def test_memory_pressure_runs_fewer_programs_at_a_time_with_the_same_bits(monkeypatch):
-    import minitriton.ops as ops
+    import minitriton.dot as ops
     rng = np.random.default_rng(2)
     a = rng.standard_normal((250, 512)).astype(np.float16)   # ragged M: operands are gathered copies
     b = rng.standard_normal((512, 96)).astype(np.float16)
