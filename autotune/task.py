@@ -1,8 +1,6 @@
 """A Task: one kernel at one shape on one device, the unit that tuners and the decorator measure."""
 from __future__ import annotations
 
-import functools
-
 from .space import Space, as_config
 
 
@@ -21,6 +19,7 @@ class Task:
             from minitriton.hypogpu import HypoGPU
             device = HypoGPU()
         self.kernel, self.shape, self.device, self.launch = kernel, dict(shape), device, launch
+        self._traces = {}
         stated = hasattr(kernel, "launch_profile")
         if not stated and launch is None:
             raise TypeError(f"Task: {getattr(kernel, '__name__', kernel)!r} states no launch profile; "
@@ -43,11 +42,9 @@ class Task:
         config = as_config(config)
         if hasattr(self.kernel, "launch_profile"):
             return [self.kernel.launch_profile(self.shape, config.all_kwargs())]
-        return self._traced(config)
-
-    @functools.lru_cache(maxsize=4096)
-    def _traced(self, config):
-        return self.device.trace(self.launch, config)
+        if config not in self._traces:   # traced once per config: the task fixes kernel and shape
+            self._traces[config] = self.device.trace(self.launch, config)
+        return self._traces[config]
 
     def vector_profile(self, arrays):
         """All configs of `arrays` (knob -> values) at once, for a stated kernel."""
