@@ -219,8 +219,12 @@ def autotune(configs=None, key=(), prune_configs_by=None, reset_to_zero=None, re
              bucket=None, cache_dir=None, repeats=1, progress=None):
     """Triton's `autotune` (configs, key, prune_configs_by, reset_to_zero, restore_value,
     pre_hook, post_hook; warmup/rep accepted and ignored: HypoGPU's Measurer decides), plus
-    `tuner` ("exhaustive" | "random" | "grid" | a Tuner), `budget`, `space`, `device`, `seed`,
-    `bucket`, `cache_dir`, `repeats`, `progress`."""
+    `tuner` ("exhaustive" | "random" | "grid" | a Tuner class or object), `budget` (default: all
+    configs for "exhaustive", 128 otherwise), `space`, `device`, `seed`, `bucket`, `cache_dir`,
+    `repeats` (timed repeats per measurement), `progress` (a progress bar on stderr).
+
+    Measuring traces launches, which write nothing: so `restore_value` has nothing to undo, and
+    `reset_to_zero` arrays are zeroed once, before the real launch that follows a tuning."""
     def decorator(fn):
         return Autotuner(fn, configs, key, prune_configs_by, reset_to_zero, restore_value, pre_hook, post_hook,
                          tuner, budget, space, device, seed, bucket, cache_dir, repeats, progress)
