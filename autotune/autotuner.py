@@ -16,10 +16,8 @@ real M.
 from __future__ import annotations
 
 import inspect
-import math
 import os
 
-import numpy as np
 
 import minitriton as mt
 from .cache import TuningCache, digest, enabled as cache_enabled, refresh as cache_refresh

@@ -13,7 +13,6 @@ import argparse
 import json
 import sys
 
-import numpy as np
 
 from .cache import TuningCache
 

@@ -7,7 +7,7 @@ import json
 import os
 import pathlib
 
-from .space import Config, as_config
+from .space import Config
 
 
 @dataclasses.dataclass

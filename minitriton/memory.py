@@ -39,7 +39,7 @@ def _flat_view(name, a: np.ndarray):
 
 class Buffer:
     def __init__(self, name: str, array: np.ndarray):
-        self.name, self.array = name, array
+        self.name = name
         self.dtype = D.from_numpy(array.dtype)
         self.flat, self.origin = _flat_view(name, array)
         self.reset()
@@ -350,7 +350,6 @@ def load(pointer, mask=None, other=None, boundary_check=(), padding_option="", c
          eviction_policy="", volatile=False):
     pointer = _check_pointer(pointer, "load")
     buf = pointer.buf
-    src = buf.data()
     m = _mask(mask, pointer.shape, "load")
     if context.current().counts is not None:
         _count(pointer, m, "loaded")
@@ -358,6 +357,7 @@ def load(pointer, mask=None, other=None, boundary_check=(), padding_option="", c
             zeros = np.zeros((1,) * (len(pointer.shape) + 1), buf.dtype.container)
             rows = max(pointer.rows, 1 if m is None else m.shape[0])
             return tensor(np.broadcast_to(zeros, (rows,) + tuple(pointer.shape)), buf.dtype, pointer.shape)
+    src = buf.data()  # after the tracing exit: a traced launch never converts a half-precision argument
     fast = _affine_in_bounds(pointer, src.size)
     if fast is not None:
         base, steps = fast

@@ -7,8 +7,7 @@ import math
 import numpy as np
 
 from . import dtypes as D
-from . import _numba
-from .tensor import tensor, to_tensor, uniform, constexpr, _round
+from .tensor import tensor, to_tensor, constexpr, _round
 from . import context
 
 

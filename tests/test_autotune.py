@@ -1,6 +1,5 @@
 """@autotune: lazy tuning per key, bucketing, the disk cache and records, Triton's options."""
 import multiprocessing
-import os
 
 import numpy as np
 import pytest

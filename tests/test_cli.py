@@ -3,7 +3,6 @@ import json
 import subprocess
 import sys
 
-import numpy as np
 
 from autotune.cli import main
 from tests.test_autotune import CONFIGS, _call, make
