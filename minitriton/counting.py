@@ -41,12 +41,6 @@ class Counts:
         z = lambda: np.zeros(pids.shape[0], np.float64)
         return cls(pids, z(), z(), z(), z(), z(), z())
 
-    def rows_of(self, x):
-        """Per-program values from an array shaped (rows or 1, ...)."""
-        x = np.asarray(x, np.float64)
-        x = x.reshape(x.shape[0], -1).sum(1) if x.ndim > 1 else x
-        return np.broadcast_to(x, self.tc_flops.shape)
-
 
 @dataclasses.dataclass
 class LaunchRecord:
