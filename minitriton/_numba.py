@@ -104,8 +104,45 @@ def round_to_half(a: np.ndarray) -> np.ndarray:
 
 
 @numba.njit(cache=True)
-def _atomic(buf, offs, vals, op, half):
+def _atomic(buf, offs, vals, op):
     """Apply atomics lane by lane in program order; return each lane's old value."""
+    old = np.empty(offs.size, buf.dtype)
+    for i in range(offs.size):
+        o = offs[i]
+        cur = buf[o]
+        old[i] = cur
+        v = vals[i]
+        if op == 0:
+            buf[o] = cur + v
+        elif op == 1:
+            buf[o] = cur if cur >= v else v
+        elif op == 2:
+            buf[o] = cur if cur <= v else v
+        else:
+            buf[o] = v
+    return old
+
+
+@numba.njit(cache=True)
+def _atomic_bits(buf, offs, vals, op):
+    """Bitwise atomics (integers only)."""
+    old = np.empty(offs.size, buf.dtype)
+    for i in range(offs.size):
+        o = offs[i]
+        cur = buf[o]
+        old[i] = cur
+        if op == 4:
+            buf[o] = cur & vals[i]
+        elif op == 5:
+            buf[o] = cur | vals[i]
+        else:
+            buf[o] = cur ^ vals[i]
+    return old
+
+
+@numba.njit(cache=True)
+def _atomic_half(buf, offs, vals, op):
+    """fp16 values held in float32: each result is rounded to fp16 before it is stored."""
     old = np.empty(offs.size, buf.dtype)
     for i in range(offs.size):
         o = offs[i]
@@ -120,14 +157,11 @@ def _atomic(buf, offs, vals, op, half):
             new = cur if cur <= v else v
         else:
             new = v
-        if half:
-            nf = np.float32(new)
-            new = _HALF_TO_FLOAT[_f2h_bits(np.int64(nf.view(np.uint32)), abs(nf))]
-        buf[o] = new
+        buf[o] = _HALF_TO_FLOAT[_f2h_bits(np.int64(new.view(np.uint32)), abs(new))]
     return old
 
 
-ATOMIC_OPS = {"add": 0, "max": 1, "min": 2, "xchg": 3}
+ATOMIC_OPS = {"add": 0, "max": 1, "min": 2, "xchg": 3, "and": 4, "or": 5, "xor": 6}
 
 
 @numba.njit(cache=True)
@@ -146,4 +180,6 @@ def atomic_cas(buf: np.ndarray, offs: np.ndarray, cmp: np.ndarray, vals: np.ndar
 
 
 def atomic_apply(buf: np.ndarray, offs: np.ndarray, vals: np.ndarray, op: str, half: bool) -> np.ndarray:
-    return _atomic(buf, offs.astype(np.int64), vals.astype(buf.dtype), ATOMIC_OPS[op], half)
+    code = ATOMIC_OPS[op]
+    fn = _atomic_bits if code >= 4 else _atomic_half if half else _atomic
+    return fn(buf, offs.astype(np.int64), vals.astype(buf.dtype), code)

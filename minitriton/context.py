@@ -19,6 +19,7 @@ class LaunchState:
         self.rows = pids.shape[0]
         self._pid_tensors = {}
         self.counts = None  # counting.Counts while tracing
+        self.active = None  # bool (rows,): the programs taking the current branch or loop trip (None: all)
 
     def program_id(self, axis):
         if axis not in (0, 1, 2):

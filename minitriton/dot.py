@@ -115,15 +115,15 @@ def _concat_k(ts, axis):
     shape[axis] *= len(ts)
     shape = tuple(shape)
     if all(t.win is not None for t in ts) and all(t.shape == first.shape for t in ts):
-        from .memory import _program_view, _window
+        from .buffers import program_view, window
         src, base, steps = first.win
         width = first.shape[axis] * steps[axis]
         if all(t.win[0] is src and t.win[2] == steps and t.win[1].shape == base.shape
                and (t.win[1] == base + k * width).all() for k, t in enumerate(ts)):
-            view = _program_view(src, base, steps, shape)
+            view = program_view(src, base, steps, shape)
             if view is not None:
                 return tensor.from_view(view, first.dtype, shape)
-            return tensor(_window(src, steps, shape)[base], first.dtype, shape)
+            return tensor(window(src, steps, shape)[base], first.dtype, shape)
     rows = builtins.max(t.rows for t in ts)
     parts = [np.broadcast_to(t.v, (rows,) + t.shape) for t in ts]
     return tensor(np.concatenate(parts, axis=axis + 1), first.dtype, shape)

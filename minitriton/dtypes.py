@@ -12,6 +12,63 @@ import numpy as np
 import ml_dtypes
 
 
+class constexpr:
+    """A compile-time value (`BLOCK: tl.constexpr`, `tl.constexpr(4)`): behaves as the value it holds."""
+
+    def __init__(self, value=None):
+        self.value = value.value if isinstance(value, constexpr) else value
+
+    def __repr__(self):
+        return f"constexpr[{self.value!r}]"
+
+    def __hash__(self):
+        return hash(self.value)
+
+    def __bool__(self):
+        return bool(self.value)
+
+    def __index__(self):
+        return self.value.__index__()
+
+    def __int__(self):
+        return int(self.value)
+
+    def __float__(self):
+        return float(self.value)
+
+    def __call__(self, *args, **kwargs):
+        return self.value(*args, **kwargs)
+
+    def __getattr__(self, name):
+        if name == "value":
+            raise AttributeError(name)
+        return getattr(self.value, name)
+
+
+def _constexpr_operators():
+    import operator
+
+    def wrap(fn, reflected=False):
+        def op(self, other):
+            other = other.value if isinstance(other, constexpr) else other
+            result = fn(other, self.value) if reflected else fn(self.value, other)
+            return result if result is NotImplemented else (
+                constexpr(result) if not hasattr(result, "dtype") or isinstance(result, np.generic) else result)
+        return op
+    for name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "and", "or", "xor", "lshift", "rshift"):
+        fn = getattr(operator, name + "_" if name in ("and", "or") else name)
+        setattr(constexpr, f"__{name}__", wrap(fn))
+        setattr(constexpr, f"__r{name}__", wrap(fn, True))
+    for name in ("eq", "ne", "lt", "le", "gt", "ge"):
+        setattr(constexpr, f"__{name}__", wrap(getattr(operator, name)))
+    constexpr.__neg__ = lambda self: constexpr(-self.value)
+    constexpr.__pos__ = lambda self: self
+    constexpr.__invert__ = lambda self: constexpr(~self.value)
+
+
+_constexpr_operators()
+
+
 class dtype:
     __slots__ = ("name", "np", "container", "kind", "bits")
 
@@ -37,6 +94,42 @@ class dtype:
     def __repr__(self):
         return self.name
 
+    def __eq__(self, other):
+        if isinstance(other, constexpr):
+            other = other.value
+        return self is other
+
+    def __hash__(self):
+        return hash(self.name)
+
+    def is_fp16(self):
+        return self is float16
+
+    def is_bf16(self):
+        return self is bfloat16
+
+    def is_fp32(self):
+        return self is float32
+
+    def is_fp64(self):
+        return self is float64
+
+    def is_int_signed(self):
+        return self.kind == "i"
+
+    def is_int_unsigned(self):
+        return self.kind in ("u", "b")
+
+    def is_ptr(self):
+        return False
+
+    @property
+    def scalar(self):
+        return self
+
+    def to_ir(self, *_):
+        raise NotImplementedError("minitriton has no IR: dtype.to_ir is not supported")
+
     def __reduce__(self):
         return (_by_name, (self.name,))
 
@@ -60,7 +153,16 @@ class pointer_type:
         return f"pointer<{self.element_ty}>"
 
     def __eq__(self, other):
+        if isinstance(other, constexpr):
+            other = other.value
         return isinstance(other, pointer_type) and other.element_ty is self.element_ty
+
+    def is_ptr(self):
+        return True
+
+    @property
+    def scalar(self):
+        return self
 
     def __hash__(self):
         return hash(("ptr", self.element_ty.name))
@@ -98,22 +200,95 @@ def from_numpy(np_dtype) -> dtype:
                         + ", ".join(str(d.np) for d in ALL)) from None
 
 
-def promote(a: dtype, b: dtype) -> dtype:
-    """Triton's binary-operation type promotion (no implicit float64 from Python floats)."""
-    if a is b:
-        return a
-    if a.is_floating() or b.is_floating():
-        if not b.is_floating():
-            return a
-        if not a.is_floating():
-            return b
-        if a.bits != b.bits:
-            return a if a.bits > b.bits else b
-        return float32  # fp16 with bf16
-    if a.is_bool():
-        return b
-    if b.is_bool():
-        return a
-    if a.bits != b.bits:
+_KIND_RANK = {"b": 0, "u": 1, "i": 2, "f": 3}  # bool < uint < int < float, as Triton ranks scalar kinds
+
+
+def int_range(dt: dtype):
+    """(lowest, highest) value of an integer type."""
+    if dt.is_bool():
+        return 0, 1
+    if dt.is_signed():
+        return -(1 << (dt.bits - 1)), (1 << (dt.bits - 1)) - 1
+    return 0, (1 << dt.bits) - 1
+
+
+def integer_promote(a: dtype, b: dtype) -> dtype:
+    """C's usual arithmetic conversions (int1 counts as a 1-bit unsigned type, as in Triton)."""
+    a_signed, b_signed = a.is_signed(), b.is_signed()
+    if a_signed == b_signed:
         return a if a.bits > b.bits else b
-    return a if not a.is_signed() else b  # same width, mixed signedness: unsigned wins, as in C
+    if not a_signed:
+        return a if a.bits >= b.bits else b
+    return b if b.bits >= a.bits else a
+
+
+def computation_type(a: dtype, b: dtype, a_scalar=False, b_scalar=False, div_or_mod=False) -> dtype:
+    """The type a binary operation computes in, by Triton's rules.
+
+    A Python number meeting a tensor of the same or a higher kind (bool < uint < int < float)
+    takes the tensor's type; otherwise: fp64 > fp32 > fp16 > bf16; `/` and `%` of half types
+    compute in fp32 (PTX has no half division); integers follow C's promotion, and `//`, `%`
+    between integers of different signedness are refused.
+    """
+    if a_scalar != b_scalar:
+        sc, t = (a, b) if a_scalar else (b, a)
+        if _KIND_RANK[sc.kind] <= _KIND_RANK[t.kind]:
+            if div_or_mod and t in (float16, bfloat16):
+                return float32
+            return t
+    if a is float64 or b is float64:
+        return float64
+    if a is float32 or b is float32:
+        return float32
+    if a is float16 or b is float16:
+        return float32 if div_or_mod else float16
+    if a is bfloat16 and b is bfloat16:
+        return float32 if div_or_mod else bfloat16
+    if a is bfloat16 or b is bfloat16:
+        return float32
+    if div_or_mod and a.is_signed() != b.is_signed():
+        raise TypeError(f"cannot use /, //, or % with {a} and {b} because they have different signedness "
+                        f"(as Triton refuses); cast them to the same signedness")
+    return integer_promote(a, b)
+
+
+def promote(a: dtype, b: dtype) -> dtype:
+    """The common type of two tensors (no Python numbers involved)."""
+    return a if a is b else computation_type(a, b)
+
+
+def literal_dtype(x) -> dtype:
+    """The type Triton gives a Python number used as a tensor inside a kernel."""
+    if isinstance(x, bool):
+        return int1
+    if isinstance(x, int):
+        for lo, hi, dt in ((-2**31, 2**31, int32), (2**31, 2**32, uint32), (-2**63, 2**63, int64), (2**63, 2**64, uint64)):
+            if lo <= x < hi:
+                return dt
+        raise ValueError(f"integer {x} is not representable in 64 bits")
+    if isinstance(x, float):
+        ax = abs(x)
+        if ax in (0.0, float("inf")) or x != x or 2.0 ** -126 <= ax <= (2 - 2.0 ** -23) * 2.0 ** 127:
+            return float32
+        return float64
+    raise TypeError(f"cannot use {type(x).__name__} value {x!r} as a tensor")
+
+
+def argument_dtype(x) -> dtype:
+    """The type of a scalar kernel argument (Triton's signature rule: ints are int32 when they
+    fit, uint64 above int64's range, int64 otherwise; floats are fp32)."""
+    if isinstance(x, (bool, np.bool_)):
+        return int1
+    if isinstance(x, np.generic):
+        return from_numpy(x.dtype)
+    if isinstance(x, int):
+        if -2**31 <= x < 2**31:
+            return int32
+        if 2**63 <= x < 2**64:
+            return uint64
+        if -2**63 <= x < 2**63:
+            return int64
+        raise ValueError(f"integer argument {x} is not representable in 64 bits")
+    if isinstance(x, float):
+        return float32
+    raise TypeError(f"unsupported scalar argument {x!r}")

@@ -19,8 +19,9 @@ import types
 import numpy as np
 
 from . import context, counting
-from .memory import Buffer, argument_pointer
-from .tensor import Divergent, MemoryPressure, constexpr, tensor
+from .buffers import bind_buffers
+from .memory import argument_pointer
+from .tensor import Divergent, MemoryPressure, argument, constexpr, tensor
 
 LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "enable_fp_fusion", "stream", "warmup",
                   "debug", "launch_cooperative_grid")
@@ -41,8 +42,14 @@ def _kernel_max(*args, **kw):
     return builtins.max(*args, **kw)
 
 
-# Inside kernels, Python's min/max of tensors mean tl.minimum/tl.maximum, as in Triton.
-_KERNEL_BUILTINS = dict(vars(builtins), min=_kernel_min, max=_kernel_max)
+def _kernel_print(*args, **kw):
+    from .ops import kernel_print
+    return kernel_print(*args, **kw)
+
+
+# Inside kernels, Python's min/max of tensors mean tl.minimum/tl.maximum and print means
+# tl.device_print, as in Triton.
+_KERNEL_BUILTINS = dict(vars(builtins), min=_kernel_min, max=_kernel_max, print=_kernel_print)
 
 
 def _counting_range(*args):
@@ -174,14 +181,15 @@ class JITFunction:
 
     def _arguments(self, bound):
         """Kernel arguments: arrays become pointers (aliased arrays share one buffer)."""
-        buffers, values = {}, {}
+        values = {}
+        arrays = {name: a for name, a in bound.items() if isinstance(a, np.ndarray)}
+        buffers = bind_buffers(arrays)
         for name, a in bound.items():
-            if isinstance(a, np.ndarray):
-                key = (a.__array_interface__["data"][0], a.dtype.str, a.shape, a.strides)
-                buf = buffers.get(key)
-                if buf is None:
-                    buf = buffers[key] = Buffer(name, a)
-                values[name] = argument_pointer(buf)
+            if name in buffers:
+                values[name] = argument_pointer(buffers[name])
+            elif name not in self.constexprs and isinstance(a, (bool, int, float, np.number, np.bool_)) \
+                    and not (type(a) is int and a == 1):  # Triton specializes 1 to a constant
+                values[name] = argument(a)
             elif a is None or isinstance(a, (bool, int, float, str, np.generic, constexpr, tensor)) \
                     or name in self.constexprs or inspect.isfunction(a) or isinstance(a, JITFunction):
                 values[name] = a
@@ -192,7 +200,8 @@ class JITFunction:
                 else:
                     raise TypeError(f"kernel '{self.__name__}': argument '{name}' has unsupported type "
                                     f"{type(a).__name__}; pass numpy arrays, numbers or constexpr values")
-        return values, list(buffers.values())
+        storages = list({id(b.storage): b.storage for b in buffers.values()}.values())
+        return values, storages
 
     def _execute(self, bound, grid, options=None):
         values, buffers = self._arguments(bound)

@@ -8,7 +8,8 @@ from .ops import (program_id, num_programs, arange, full, zeros, zeros_like, ful
                   sum, max, min, argmax, argmin, xor_sum, cumsum, softmax, multiple_of, max_contiguous,
                   max_constancy, assume, debug_barrier, static_assert, static_print, device_print, device_assert,
                   range, static_range)
-from .memory import load, store, atomic_add, atomic_max, atomic_min, atomic_xchg, atomic_cas
+from .memory import load, store
+from .atomics import atomic_add, atomic_max, atomic_min, atomic_xchg, atomic_cas, atomic_and, atomic_or, atomic_xor
 from .dot import dot
 from . import ops as math  # tl.math.exp etc.
 

@@ -97,20 +97,70 @@ _NUMPY = {
 _COMPARE = {"lt", "le", "gt", "ge", "eq", "ne"}
 
 
+def _fits(dt, aff, shape):
+    """Whether every lane of an affine value lies in dt's range (int64 wraps in numpy itself)."""
+    if dt.bits >= 64:
+        return True
+    c, steps = aff
+    lo, hi = D.int_range(dt)
+    if c.shape[0] == 1:
+        a = b = int(c[0])
+    else:
+        a, b = int(c.min()), int(c.max())
+    for s, n in zip(steps, shape):
+        if s and n > 1:
+            if s < 0:
+                a += s * (n - 1)
+            else:
+                b += s * (n - 1)
+    return lo <= a and b <= hi
+
+
+def _affine_result(dt, shape, aff, buf=None):
+    """A tensor from an affine description; integers past dt's range wrap around, as in
+    Triton (two's complement), which an affine description cannot express: such a value is
+    computed lane by lane."""
+    if buf is None and not _fits(dt, aff, shape):
+        t = tensor(None, D.int64, shape, aff=aff)
+        return tensor(t.v.astype(dt.np), dt, shape)
+    return tensor(None, dt, shape, aff=aff, buf=buf)
+
+
+def _uniform_index(x):
+    """(int value, dtype or None for a Python int) of a uniform integer scalar, else None."""
+    if type(x) is int:
+        return x, None
+    if type(x) is tensor and x.aff is not None and x.buf is None and not x.shape and x.dtype.kind == "i" \
+            and x.aff[0].shape[0] == 1:
+        return int(x.aff[0][0]), x.dtype
+    return None
+
+
 def _affine_int_fast(a, b, op):
-    """Index arithmetic with a small Python int (`offs + 1`, `BLOCK * stride`, `ptr += step`):
+    """Index arithmetic with a uniform integer (`offs + 1`, `BLOCK * stride`, `ptr += step`):
     the hot path of every kernel loop, done without the general machinery."""
     if op not in ("add", "sub", "mul"):
         return None
-    if type(b) is int and type(a) is tensor:
-        t, k, flip = a, b, False
-    elif type(a) is int and type(b) is tensor:
-        t, k, flip = b, a, True
+    if type(a) is tensor and a.aff is not None:
+        kb = _uniform_index(b)
+        t, k, flip = (a, kb, False) if kb is not None else (None, None, None)
     else:
-        return None
-    if t.aff is None or not (-2 ** 31 <= k < 2 ** 31) or (t.buf is None and t.dtype.kind not in "iu") \
+        t = None
+    if t is None and type(b) is tensor:
+        ka = _uniform_index(a)
+        t, k, flip = (b, ka, True) if ka is not None else (None, None, None)
+    if t is None or t.aff is None or (t.buf is None and t.dtype.kind != "i") \
             or (t.buf is not None and (flip and op == "sub" or op == "mul")):
         return None
+    k, kdt = k
+    if t.buf is not None:
+        dt = t.dtype
+    elif kdt is None:
+        if not -2 ** 31 <= k < 2 ** 31:
+            return None
+        dt = t.dtype
+    else:
+        dt = D.promote(t.dtype, kdt)
     c, steps = t.aff
     if op == "add":
         aff = (c + k, steps)
@@ -120,7 +170,24 @@ def _affine_int_fast(a, b, op):
         aff = (k - c, tuple(-x for x in steps))
     else:
         aff = (c - k, steps)
-    return tensor(None, t.dtype, t.shape, aff=aff, buf=t.buf)
+    return _affine_result(dt, t.shape, aff, t.buf)
+
+
+_DIV = ("truediv", "floordiv", "mod")
+_BITWISE = ("and", "or", "xor", "lshift", "rshift")
+
+
+def operands(a, b, div_or_mod=False):
+    """Both operands as tensors, and the type to compute in (Triton's rules, see
+    dtypes.computation_type: a Python number takes the type of the tensor it meets)."""
+    a_num, b_num = not isinstance(a, tensor), not isinstance(b, tensor)
+    if a_num and not b_num:
+        b_t = b
+        a_t = to_tensor(a, b)
+    else:
+        a_t = to_tensor(a)
+        b_t = to_tensor(b, a_t if not a_num else None)
+    return a_t, b_t, D.computation_type(a_t.dtype, b_t.dtype, a_num and not b_num, b_num and not a_num, div_or_mod)
 
 
 def binary(a, b, op: str) -> tensor:
@@ -135,25 +202,30 @@ def binary(a, b, op: str) -> tensor:
     if isinstance(a, tensor) and a.buf is not None or isinstance(b, tensor) and b.buf is not None:
         from .memory import pointer_binary
         return pointer_binary(a, b, op)
-    a = to_tensor(a, b if isinstance(b, tensor) else None)
-    b = to_tensor(b, a)
-    dt = D.promote(a.dtype, b.dtype)
+    signed_left = isinstance(a, tensor) and a.dtype.is_signed() or not isinstance(a, tensor) and _cv(a) < 0
+    a, b, dt = operands(a, b, op in _DIV)
+    if op in _BITWISE and (not a.dtype.is_int() or not b.dtype.is_int()):
+        raise TypeError(f"bitwise operator '{op}' needs integer operands, got {a.dtype} and {b.dtype}")
     if op == "truediv" and dt.is_int():
         dt = D.float32
-    if op in ("and", "or", "xor", "lshift", "rshift") and dt.is_floating():
-        raise TypeError(f"bitwise operator '{op}' needs integer operands, got {a.dtype} and {b.dtype}")
+    if op == "floordiv" and not dt.is_int():
+        raise TypeError(f"'//' needs integer operands (as in Triton), got {a.dtype} and {b.dtype}")
     shape = _bshape(a.shape, b.shape)
     aff = _affine(a, b, op, shape) if dt.is_int() and not dt.is_bool() else None
     if aff is not None:
-        return tensor(None, dt, shape, aff=aff)
+        return _affine_result(dt, shape, aff)
     nd = len(shape)
     va, vb = _aligned(a, nd, dt), _aligned(b, nd, dt)
-    if op in _NUMPY:  # floating-point warnings are silenced once per launch, in jit.py
+    if op == "rshift" and signed_left and not dt.is_signed() and not dt.is_bool():
+        # Triton shifts arithmetically when the left operand is signed, whatever the type it computes in
+        sdt = np.dtype(f"i{dt.np.itemsize}")
+        out = np.right_shift(va.view(sdt), vb.astype(sdt)).view(dt.np)
+    elif op in _NUMPY:  # floating-point warnings are silenced once per launch, in jit.py
         out = _NUMPY[op](va, vb)
     elif op == "truediv":
         out = np.true_divide(va, vb)
     elif op == "floordiv":
-        out = _int_div(va, vb) if dt.is_int() else np.floor_divide(va, vb)
+        out = _int_div(va, vb)
     elif op == "mod":
         out = np.fmod(va, vb)
     else:
@@ -528,8 +600,12 @@ def _acc_dtype(dt):
 def sum(input, axis=None, keep_dims=False, dtype=None):
     x = to_tensor(input)
     dt = _cv(dtype) or _acc_dtype(x.dtype)
-    r = _reduce(x, axis, keep_dims, lambda v, a: np.sum(v, axis=a, dtype=dt.container), dt)
-    return tensor(_round(r.v, dt), dt, r.shape) if dt is D.float16 else r
+    if dt is D.int1:  # one-bit addition: parity, as Triton computes it
+        r = _reduce(x, axis, keep_dims, lambda v, a: np.bitwise_and(np.sum(v != 0, axis=a), 1) != 0, dt)
+    else:
+        r = _reduce(x, axis, keep_dims, lambda v, a: np.sum(v.astype(dt.container, copy=False), axis=a,
+                                                           dtype=dt.container), dt)
+    return tensor(_round(r.v, dt), dt, r.shape) if dt.is_floating() and dt.bits == 16 else r
 
 
 def max(input, axis=None, return_indices=False, return_indices_tie_break_left=True, keep_dims=False):
@@ -606,11 +682,36 @@ def static_print(*values, **kw):
     print(*values)
 
 
+def _format(v, hex_):
+    v = np.asarray(v)
+    if hex_ and v.dtype.kind in "iub":
+        width = v.dtype.itemsize * 2
+        bits = v.astype(v.dtype.str.replace("i", "u").replace("b1", "u1"), copy=False)
+        return np.array2string(bits, formatter={"int": lambda x: f"0x{int(x):0{width}x}"}, max_line_width=10 ** 6)
+    return np.array2string(v, max_line_width=10 ** 6, threshold=10 ** 6) if v.ndim else str(v)
+
+
 def device_print(prefix, *args, hex=False):
+    """Print, for each active program, its pid, the prefix and the values (in hex for integers
+    with hex=True)."""
+    prefix = _cv(prefix)
+    if not isinstance(prefix, str):
+        raise TypeError(f"tl.device_print: the prefix must be a string, got {prefix!r}")
     ctx = context.current()
-    for p in range(ctx.rows):
-        vals = [a.v[builtins.min(p, a.rows - 1)] if isinstance(a, tensor) else a for a in args]
+    active = ctx.active
+    for p in builtins.range(ctx.rows):
+        if active is not None and not active[p]:
+            continue
+        vals = [_format(a.v[builtins.min(p, a.rows - 1)], hex) if isinstance(a, tensor) else str(_cv(a)) for a in args]
         print(f"pid {ctx.pid_tuple(p)} {prefix}", *vals)
+
+
+def kernel_print(*args, **kwargs):
+    """Python's print inside a kernel: device_print, as in Triton (values printed per program)."""
+    if any(isinstance(a, tensor) for a in args):
+        prefix, rest = (args[0], args[1:]) if args and isinstance(_cv(args[0]), str) else ("", args)
+        return device_print(prefix, *rest)
+    return print(*args, **kwargs)
 
 
 def device_assert(cond, msg="", mask=None):
@@ -626,9 +727,10 @@ def device_assert(cond, msg="", mask=None):
 class _Range:
     """`tl.range`/`tl.static_range`: Python's range, with Triton's extra keyword arguments accepted."""
 
-    def __init__(self, *args, num_stages=None, loop_unroll_factor=None, disallow_acc_multi_buffer=False,
-                 flatten=False, warp_specialize=False, **_):
-        self._r = builtins.range(*(int(_cv(a)) for a in args))
+    def __init__(self, arg1, arg2=None, step=None, num_stages=None, loop_unroll_factor=None,
+                 disallow_acc_multi_buffer=False, flatten=False, warp_specialize=False, **_):
+        start, end = (0, arg1) if arg2 is None else (arg1, arg2)
+        self._r = builtins.range(int(_cv(start)), int(_cv(end)), 1 if step is None else int(_cv(step)))
 
     def __iter__(self):
         st = context._local.__dict__.get("state")

@@ -21,6 +21,7 @@ import threading
 import numpy as np
 
 from . import dtypes as D
+from .dtypes import constexpr
 from . import _numba
 
 
@@ -30,16 +31,6 @@ class Divergent(Exception):
 
 class MemoryPressure(Exception):
     """Lockstep values of this many programs would not fit: run fewer programs at a time."""
-
-
-class constexpr:
-    """Annotation for compile-time parameters (`BLOCK: tl.constexpr`); values pass through."""
-
-    def __init__(self, value=None):
-        self.value = value
-
-    def __repr__(self):
-        return f"constexpr[{self.value!r}]"
 
 
 def _round(x: np.ndarray, dt) -> np.ndarray:
@@ -81,12 +72,25 @@ POOL = _ArrayPool()
 _UNIFORM_INDEX: dict = {}
 
 
+class Shape(tuple):
+    """A block shape: a tuple that also compares equal to a list, as Triton's shapes do."""
+    __slots__ = ()
+
+    def __eq__(self, other):
+        return tuple.__eq__(self, tuple(other) if type(other) is list else other)
+
+    def __ne__(self, other):
+        return not self.__eq__(other)
+
+    __hash__ = tuple.__hash__
+
+
 class tensor:
     __slots__ = ("_v", "dtype", "shape", "aff", "buf", "pv", "owned", "win", "lazy")
     __array_priority__ = 1000  # numpy scalars defer to our operators
 
     def __init__(self, v, dtype, shape, aff=None, buf=None):
-        shape = tuple(shape)
+        shape = shape if type(shape) is Shape else Shape(shape)
         if aff is None and not shape and v is not None and (buf is not None or dtype.kind in "iu"):
             aff = (v.reshape(-1).astype(np.int64), ())  # integer scalars are trivially affine
         self._v, self.dtype, self.shape, self.aff, self.buf = v, dtype, shape, aff, buf
@@ -124,9 +128,9 @@ class tensor:
         elif self._v is None and self.pv is not None:
             self._v = self.pv.reshape((-1,) + self.shape)
         elif self._v is None and self.win is not None:
-            from .memory import _window
+            from .buffers import window
             src, base, steps = self.win
-            self._v = _window(src, steps, self.shape)[base]
+            self._v = window(src, steps, self.shape)[base]
         elif self._v is None:
             c, steps = self.aff
             if c.shape[0] == 1:  # a uniform index block (an arange, say): built once, reused
@@ -228,32 +232,45 @@ def uniform(value, dtype) -> tensor:
 
 
 def scalar_dtype(x):
-    if isinstance(x, (bool, np.bool_)):
-        return D.int1
-    if isinstance(x, (int, np.integer)):
-        if isinstance(x, np.integer):
-            return D.from_numpy(x.dtype)
-        return D.int32 if -2**31 <= x < 2**31 else D.int64
-    if isinstance(x, (float, np.floating)):
-        return D.from_numpy(x.dtype) if isinstance(x, np.floating) else D.float32
+    """The type of a number used as a tensor: Triton's rule for Python numbers, its own for numpy's."""
+    if isinstance(x, np.generic):
+        return D.from_numpy(x.dtype)
+    if isinstance(x, (bool, int, float)):
+        return D.literal_dtype(x)
     raise TypeError(f"cannot use {type(x).__name__} value {x!r} in a kernel expression")
 
 
+def is_number(x) -> bool:
+    """A Python number or constexpr: weakly typed, it takes the type of the tensor it meets."""
+    if isinstance(x, constexpr):
+        x = x.value
+    return isinstance(x, (bool, int, float)) and not isinstance(x, np.generic)
+
+
 def to_tensor(x, like: tensor | None = None) -> tensor:
-    """Wrap a Python scalar; it takes the type of the tensor it meets, as in Triton."""
+    """Wrap a number.  A Python number meeting a tensor `like` of the same or a higher kind
+    (bool < uint < int < float) takes its type, as in Triton, and must fit in it."""
     if isinstance(x, tensor):
         return x
     if isinstance(x, constexpr):
         x = x.value
     dt = scalar_dtype(x)
-    if like is not None and like.buf is None and isinstance(x, (int, float, bool)) and not isinstance(x, np.generic):
-        ld = like.dtype
-        if isinstance(x, bool):
-            dt = D.int1
-        elif isinstance(x, int):
-            dt = ld if (ld.is_int() and not ld.is_bool()) or ld.is_floating() else dt
-        else:
-            dt = ld if ld.is_floating() else D.float32
-    if dt.is_int() and isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_)):
+    if like is not None and like.buf is None and not isinstance(x, np.generic) \
+            and D._KIND_RANK[dt.kind] <= D._KIND_RANK[like.dtype.kind]:
+        dt = like.dtype
+    if dt.is_int():
+        x = int(x)
+        lo, hi = D.int_range(dt)
+        if not lo <= x <= hi:
+            raise ValueError(f"scalar {x} is out of range for type {dt}")
+        if not dt.is_bool() and dt is not D.uint64:
+            return tensor(None, dt, (), aff=(np.array([x], np.int64), ()))
+    return uniform(x, dt)
+
+
+def argument(x) -> tensor:
+    """A scalar kernel argument, typed as Triton types them (ints int32 or int64, floats fp32)."""
+    dt = D.argument_dtype(x)
+    if dt.is_int() and not dt.is_bool() and dt is not D.uint64:
         return tensor(None, dt, (), aff=(np.array([int(x)], np.int64), ()))
     return uniform(x, dt)

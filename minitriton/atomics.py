@@ -1,0 +1,106 @@
+"""Atomic read-modify-write operations.
+
+An atomic acts once per active program and lane, even when its pointer and value are the
+same in every program (a counter, a lock): programs take turns in program order (x fastest,
+then y, then z: the order `one_program_at_a_time` runs them in), lanes in row-major order
+within a program, and each gets the old value it saw.  Integer atomics are exact at every
+width; fp16 atomics round each result to fp16.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import dtypes as D
+from . import _numba
+from . import context
+from .memory import _check_pointer, _count, access_mask, materialized, values_for
+from .tensor import tensor
+
+_SEMANTICS = (None, "acquire", "release", "acq_rel", "relaxed")
+_SCOPES = (None, "gpu", "cta", "sys")
+
+
+def _check_order(what, sem, scope):
+    if sem not in _SEMANTICS:
+        raise ValueError(f"tl.{what}: sem must be one of {_SEMANTICS[1:]}, got {sem!r}")
+    if scope not in _SCOPES:
+        raise ValueError(f"tl.{what}: scope must be one of {_SCOPES[1:]}, got {scope!r}")
+
+
+def _lanes(pointer, m, arrays, what):
+    """Storage offsets, per-lane operands and the active-lane selector, all flat, one row per
+    program of the launch group (so a uniform atomic still acts once per program)."""
+    st = context.current()
+    off, m = materialized(pointer, m, what, max([st.rows] + [a.shape[0] for a in arrays]))
+    full = off.shape
+    flat = [np.broadcast_to(a, full).reshape(-1) for a in arrays]
+    sel = None if m is None else np.broadcast_to(m, full).reshape(-1)
+    return full, off.reshape(-1), flat, sel
+
+
+def _atomic(op, pointer, val, mask, sem, scope):
+    what = f"atomic_{op}"
+    pointer = _check_pointer(pointer, what)
+    _check_order(what, sem, scope)
+    buf = pointer.buf
+    buf.check_writable()
+    vals = values_for(pointer, val, what)
+    if op in ("and", "or", "xor") and not buf.dtype.is_int():
+        raise TypeError(f"tl.{what} needs an integer argument, got {buf.dtype} ('{buf.name}')")
+    m = access_mask(mask, pointer.shape, what)
+    _count(pointer, m, "atomics")  # a traced launch runs atomics too (on a copy it drops): they may be tickets
+    full, off, (vals,), sel = _lanes(pointer, m, [vals], what)
+    dst = buf.storage.writable()
+    old = np.zeros(off.size, dst.dtype)
+    if sel is None:
+        old[:] = _numba.atomic_apply(dst, off, vals, op, buf.dtype is D.float16)
+    elif sel.any():
+        old[sel] = _numba.atomic_apply(dst, off[sel], vals[sel], op, buf.dtype is D.float16)
+    return tensor(old.reshape(full), buf.dtype, pointer.shape)
+
+
+def atomic_cas(pointer, cmp, val, sem=None, scope=None):
+    """Compare-and-swap, lane by lane in program order; returns the old values."""
+    pointer = _check_pointer(pointer, "atomic_cas")
+    _check_order("atomic_cas", sem, scope)
+    buf = pointer.buf
+    buf.check_writable()
+    cmps, vals = values_for(pointer, cmp, "atomic_cas"), values_for(pointer, val, "atomic_cas")
+    m = access_mask(None, pointer.shape, "atomic_cas")
+    _count(pointer, m, "atomics")
+    full, off, (cmps, vals), sel = _lanes(pointer, m, [cmps, vals], "atomic_cas")
+    dst = buf.storage.writable()
+    old = np.zeros(off.size, dst.dtype)
+    if sel is None:
+        old[:] = _numba.atomic_cas(dst, off, cmps, vals)
+    elif sel.any():
+        old[sel] = _numba.atomic_cas(dst, off[sel], cmps[sel], vals[sel])
+    return tensor(old.reshape(full), buf.dtype, pointer.shape)
+
+
+def atomic_add(pointer, val, mask=None, sem=None, scope=None):
+    return _atomic("add", pointer, val, mask, sem, scope)
+
+
+def atomic_max(pointer, val, mask=None, sem=None, scope=None):
+    return _atomic("max", pointer, val, mask, sem, scope)
+
+
+def atomic_min(pointer, val, mask=None, sem=None, scope=None):
+    return _atomic("min", pointer, val, mask, sem, scope)
+
+
+def atomic_xchg(pointer, val, mask=None, sem=None, scope=None):
+    return _atomic("xchg", pointer, val, mask, sem, scope)
+
+
+def atomic_and(pointer, val, mask=None, sem=None, scope=None):
+    return _atomic("and", pointer, val, mask, sem, scope)
+
+
+def atomic_or(pointer, val, mask=None, sem=None, scope=None):
+    return _atomic("or", pointer, val, mask, sem, scope)
+
+
+def atomic_xor(pointer, val, mask=None, sem=None, scope=None):
+    return _atomic("xor", pointer, val, mask, sem, scope)

@@ -1,0 +1,307 @@
+"""Triton's semantics where a lockstep executor is most tempted to differ: atomics, aliasing,
+integer widths and wrap-around, typing of scalars, and small language details.
+
+Each test runs its kernel both in lockstep and one program at a time (`both`): the two paths
+must agree, and with Triton."""
+import io
+import contextlib
+
+import numpy as np
+import pytest
+
+import minitriton as mt
+import minitriton.language as tl
+
+
+def both(run):
+    """run() in lockstep and one program at a time; returns both results."""
+    first = run()
+    with mt.one_program_at_a_time():
+        second = run()
+    return first, second
+
+
+# ---------------------------------------------------------------- atomics
+@mt.jit
+def counter_kernel(c_ptr, old_ptr):
+    o = tl.atomic_add(c_ptr, 1)
+    tl.store(old_ptr + tl.program_id(0), o)
+
+
+def test_uniform_atomic_acts_once_per_program_in_program_order():
+    def run():
+        c, old = np.zeros(1, np.int32), np.full(10, -1, np.int32)
+        counter_kernel[(10,)](c, old)
+        return c, old
+    for c, old in both(run):
+        assert c[0] == 10
+        np.testing.assert_array_equal(old, np.arange(10))
+
+
+@mt.jit
+def lane_atomic_kernel(c_ptr, old_ptr, N: tl.constexpr):
+    lanes = tl.arange(0, N)
+    o = tl.atomic_add(c_ptr + lanes % 2, 1)          # lanes of a program hit two counters
+    tl.store(old_ptr + tl.program_id(0) * N + lanes, o)
+
+
+def test_atomics_act_once_per_lane_and_return_each_old_value():
+    def run():
+        c, old = np.zeros(2, np.int32), np.zeros(3 * 4, np.int32)
+        lane_atomic_kernel[(3,)](c, old, N=4)
+        return c, old
+    for c, old in both(run):
+        np.testing.assert_array_equal(c, [6, 6])
+        # program p, lane l: counter l % 2 has seen 2 * p + l // 2 earlier increments
+        np.testing.assert_array_equal(old, [2 * p + l // 2 for p in range(3) for l in range(4)])
+
+
+@mt.jit
+def big_atomic_kernel(c_ptr, v, w):
+    tl.atomic_add(c_ptr, v)
+    tl.atomic_max(c_ptr + 1, w)
+    tl.atomic_xchg(c_ptr + 2, v)
+
+
+def test_64_bit_integer_atomics_are_exact():
+    c = np.array([1, 2 ** 62 + 3, 0], np.int64)
+    big_atomic_kernel[(1,)](c, 2 ** 60 + 1, 2 ** 62 + 5)
+    assert c.tolist() == [2 ** 60 + 2, 2 ** 62 + 5, 2 ** 60 + 1]
+
+
+@mt.jit
+def bitwise_atomic_kernel(c_ptr):
+    pid = tl.program_id(0)
+    tl.atomic_or(c_ptr, 1 << pid)
+    tl.atomic_and(c_ptr + 1, ~(1 << pid))
+    tl.atomic_xor(c_ptr + 2, pid + 1)
+
+
+def test_bitwise_atomics():
+    c = np.array([0, -1, 0], np.int32)
+    bitwise_atomic_kernel[(5,)](c)
+    assert c.tolist() == [0b11111, ~0b11111, 1 ^ 2 ^ 3 ^ 4 ^ 5]
+
+
+@mt.jit
+def spin_lock_kernel(lock_ptr, total_ptr, log_ptr):
+    while tl.atomic_cas(lock_ptr, 0, 1) == 1:
+        pass
+    t = tl.load(total_ptr)
+    tl.store(log_ptr + t, tl.program_id(0))
+    tl.store(total_ptr, t + 1)
+    tl.atomic_xchg(lock_ptr, 0)
+
+
+def test_spin_lock_serialises_every_program():
+    def run():
+        lock, total, log = np.zeros(1, np.int32), np.zeros(1, np.int32), np.full(12, -1, np.int32)
+        spin_lock_kernel[(12,)](lock, total, log)
+        return lock, total, log
+    for lock, total, log in both(run):
+        assert lock[0] == 0 and total[0] == 12
+        assert sorted(log.tolist()) == list(range(12))
+
+
+def test_atomic_rejects_bad_semantics_and_float_bitwise():
+    @mt.jit
+    def bad_sem(c_ptr):
+        tl.atomic_add(c_ptr, 1, sem="sometimes")
+
+    @mt.jit
+    def float_or(c_ptr):
+        tl.atomic_or(c_ptr, 1.0)
+    with pytest.raises(ValueError, match="sem must be one of"):
+        bad_sem[(1,)](np.zeros(1, np.int32))
+    with pytest.raises(TypeError, match="atomic_or needs an integer"):
+        float_or[(1,)](np.zeros(1, np.float32))
+
+
+# ---------------------------------------------------------------- aliasing
+@mt.jit
+def alias_kernel(a_ptr, b_ptr, N: tl.constexpr):
+    i = tl.arange(0, N)
+    tl.store(a_ptr + i, tl.load(a_ptr + i) + 1)
+    tl.store(b_ptr + i, tl.load(b_ptr + i) + 10)
+
+
+def test_overlapping_views_see_each_others_stores():
+    def run():
+        x = np.zeros(8, np.float32)
+        alias_kernel[(1,)](x[:4], x[2:6], N=4)
+        return x
+    for x in both(run):
+        np.testing.assert_array_equal(x, [1, 1, 11, 11, 10, 10, 0, 0])
+
+
+@mt.jit
+def transpose_alias_kernel(a_ptr, at_ptr, stride0, stride1, N: tl.constexpr):
+    r = tl.arange(0, N)
+    tl.store(a_ptr + r * N + r, tl.zeros([N], tl.float32) + 7)        # a's diagonal
+    col = tl.load(at_ptr + r * stride1)                                  # a.T[0, :] = a[:, 0], by its strides
+    tl.store(at_ptr + stride0 + r * stride1, col)                        # a.T[1, :] = a[:, 1]
+
+
+def test_a_transposed_view_of_the_same_array():
+    a = np.arange(16, dtype=np.float32).reshape(4, 4)
+    expect = a.copy()
+    np.fill_diagonal(expect, 7)
+    expect[:, 1] = expect[:, 0]
+    at = a.T
+    transpose_alias_kernel[(1,)](a, at, at.strides[0] // 4, at.strides[1] // 4, N=4)
+    np.testing.assert_array_equal(a, expect)
+
+
+def test_overlapping_arguments_of_different_types_refuse_stores():
+    x = np.zeros(8, np.float32)
+    with pytest.raises(NotImplementedError, match="overlap in memory"):
+        alias_kernel[(1,)](x, x.view(np.int32), N=4)
+    assert (x == 0).all()
+
+
+# ---------------------------------------------------------------- integer widths
+@mt.jit
+def compare_kernel(out_ptr, n, N: tl.constexpr):
+    offs = tl.arange(0, N)
+    tl.store(out_ptr + offs, (offs < n).to(tl.int32))
+
+
+def test_integer_arguments_past_int32_are_int64():
+    out = np.zeros(4, np.int32)
+    compare_kernel[(1,)](out, 2 ** 31, N=4)
+    np.testing.assert_array_equal(out, 1)
+    compare_kernel[(1,)](out, 2, N=4)
+    np.testing.assert_array_equal(out, [1, 1, 0, 0])
+
+
+@mt.jit
+def wrap_kernel(out_ptr, base, N: tl.constexpr):
+    offs = base + tl.arange(0, N)
+    tl.store(out_ptr + tl.arange(0, N), offs * 2)                      # kept symbolic
+    tl.store(out_ptr + N + tl.arange(0, N), offs * 2 + tl.zeros([N], tl.int32))  # computed
+
+
+def test_int32_arithmetic_wraps_around_everywhere():
+    out = np.zeros(8, np.int64)
+    wrap_kernel[(1,)](out, 2 ** 30, N=4)
+    expect = ((2 ** 30 + np.arange(4)) * 2).astype(np.int64).astype(np.int32)
+    np.testing.assert_array_equal(out[:4], expect)
+    np.testing.assert_array_equal(out[4:], expect)
+    assert expect[0] == -2 ** 31
+
+
+def test_python_literal_out_of_range_for_the_tensor_type_is_an_error():
+    @mt.jit
+    def k(out_ptr):
+        offs = tl.arange(0, 4)
+        tl.store(out_ptr + offs, (offs < 2 ** 31).to(tl.int32))
+    with pytest.raises(ValueError, match="out of range for type int32"):
+        k[(1,)](np.zeros(4, np.int32))
+
+
+@mt.jit
+def typing_kernel(out_ptr, x_ptr, u_ptr, scale):
+    i = tl.arange(0, 4)
+    x = tl.load(x_ptr + i)          # fp16
+    u = tl.load(u_ptr + i)          # uint8
+    tl.store(out_ptr + i, (x * scale).to(tl.float64))          # fp32 argument: computes in fp32
+    tl.store(out_ptr + 4 + i, (x / x).to(tl.float64) * 0 + (x / 3).dtype.primitive_bitwidth)
+    tl.store(out_ptr + 8 + i, (u + 1).to(tl.float64) * 0 + (u + 1).dtype.primitive_bitwidth)
+    tl.store(out_ptr + 12 + i, (u - 1).to(tl.float64))
+
+
+def test_scalar_typing_follows_triton():
+    x = np.array([1, 2, 3, 1e-4], np.float16)
+    u = np.array([0, 1, 2, 255], np.uint8)
+    out = np.zeros(16)
+    typing_kernel[(1,)](out, x, u, 1.0001)
+    np.testing.assert_array_equal(out[:4], (x.astype(np.float32) * np.float32(1.0001)).astype(np.float64))
+    assert (out[4:8] == 32).all()      # fp16 / number computes in fp32
+    assert (out[8:12] == 32).all()     # uint8 + int literal promotes to int32
+    np.testing.assert_array_equal(out[12:], u.astype(np.int32) - 1)
+
+
+def test_integer_division_of_mixed_signedness_is_refused():
+    @mt.jit
+    def k(out_ptr, a_ptr, b_ptr):
+        i = tl.arange(0, 4)
+        tl.store(out_ptr + i, tl.load(a_ptr + i) // tl.load(b_ptr + i))
+    with pytest.raises(TypeError, match="different signedness"):
+        k[(1,)](np.zeros(4, np.int32), np.ones(4, np.int32), np.ones(4, np.uint32))
+
+
+@mt.jit
+def shift_kernel(out_ptr, a_ptr, s_ptr):
+    i = tl.arange(0, 4)
+    tl.store(out_ptr + i, (tl.load(a_ptr + i) >> tl.load(s_ptr + i)).to(tl.int32, bitcast=True))
+
+
+def test_right_shift_of_a_signed_value_by_an_unsigned_one_is_arithmetic():
+    a = np.array([-16, -1, 16, -2 ** 31], np.int32)
+    s = np.array([2, 1, 2, 4], np.uint32)
+    out = np.zeros(4, np.int32)
+    shift_kernel[(1,)](out, a, s)
+    np.testing.assert_array_equal(out, a >> s.astype(np.int32))
+
+
+# ---------------------------------------------------------------- small details
+@mt.jit
+def int1_sum_kernel(out_ptr, N: tl.constexpr):
+    ones = tl.full([N], 1, tl.int1)
+    tl.store(out_ptr, tl.sum(ones, axis=0, dtype=tl.int1).to(tl.int32))
+    tl.store(out_ptr + 1, tl.sum(tl.arange(0, N) < N - 1, axis=0, dtype=tl.int1).to(tl.int32))
+    tl.store(out_ptr + 2, tl.sum(ones, axis=0).to(tl.int32))
+
+
+def test_sum_in_int1_is_one_bit_addition():
+    out = np.zeros(3, np.int32)
+    int1_sum_kernel[(1,)](out, N=1024)
+    assert out.tolist() == [0, 1, 1024]
+
+
+@mt.jit
+def static_range_kernel(out_ptr):
+    acc = 0
+    for i in tl.static_range(0, 10, step=3):
+        acc += i
+    for i in tl.range(10, 0, -4):
+        acc += 100 * i
+    tl.store(out_ptr, acc)
+
+
+def test_range_steps_are_honoured():
+    out = np.zeros(1, np.int32)
+    static_range_kernel[(1,)](out)
+    assert out[0] == (0 + 3 + 6 + 9) + 100 * (10 + 6 + 2)
+
+
+@mt.jit
+def shape_kernel(out_ptr, N: tl.constexpr):
+    x = tl.arange(0, N)
+    tl.static_assert(x.shape == [N])
+    tl.static_assert(x[:, None].shape == [N, 1])
+    tl.static_assert(tl.int32 == tl.constexpr(tl.int32))
+    tl.static_assert(x.dtype == tl.int32)
+    tl.store(out_ptr + x, x)
+
+
+def test_shapes_compare_to_lists_and_dtypes_to_constexprs():
+    out = np.zeros(32, np.int32)
+    shape_kernel[(1,)](out, N=32)
+    np.testing.assert_array_equal(out, np.arange(32))
+
+
+@mt.jit
+def print_kernel(x_ptr):
+    x = tl.load(x_ptr + tl.arange(0, 2))
+    tl.device_print("hex", x, hex=True)
+    print("py", x)
+
+
+def test_device_print_hex_and_python_print_show_values():
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        print_kernel[(1,)](np.array([255, -1], np.int32))
+    text = buf.getvalue()
+    assert "0x000000ff" in text and "0xffffffff" in text
+    assert "py" in text and "255" in text and "-1" in text
