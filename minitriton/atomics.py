@@ -38,6 +38,13 @@ def _lanes(pointer, m, arrays, what):
     return full, off.reshape(-1), flat, sel
 
 
+def _note_write(dst, off, old):
+    """Count the atomic as a write if it changed memory (a failed compare-and-swap does not):
+    control.Loop uses the count to tell a spinning loop from one that makes progress."""
+    if off.size and (dst[off] != old).any():
+        context.current().writes += 1
+
+
 def _atomic(op, pointer, val, mask, sem, scope):
     what = f"atomic_{op}"
     pointer = _check_pointer(pointer, what)
@@ -52,10 +59,14 @@ def _atomic(op, pointer, val, mask, sem, scope):
     full, off, (vals,), sel = _lanes(pointer, m, [vals], what)
     dst = buf.storage.writable()
     old = np.zeros(off.size, dst.dtype)
+    if sel is not None:
+        off, vals = off[sel], vals[sel]
+    seen = _numba.atomic_apply(dst, off, vals, op, buf.dtype is D.float16) if off.size else old[:0]
     if sel is None:
-        old[:] = _numba.atomic_apply(dst, off, vals, op, buf.dtype is D.float16)
-    elif sel.any():
-        old[sel] = _numba.atomic_apply(dst, off[sel], vals[sel], op, buf.dtype is D.float16)
+        old[:] = seen
+    else:
+        old[sel] = seen
+    _note_write(dst, off, seen)
     return tensor(old.reshape(full), buf.dtype, pointer.shape)
 
 
@@ -71,10 +82,14 @@ def atomic_cas(pointer, cmp, val, sem=None, scope=None):
     full, off, (cmps, vals), sel = _lanes(pointer, m, [cmps, vals], "atomic_cas")
     dst = buf.storage.writable()
     old = np.zeros(off.size, dst.dtype)
+    if sel is not None:
+        off, cmps, vals = off[sel], cmps[sel], vals[sel]
+    seen = _numba.atomic_cas(dst, off, cmps, vals) if off.size else old[:0]
     if sel is None:
-        old[:] = _numba.atomic_cas(dst, off, cmps, vals)
-    elif sel.any():
-        old[sel] = _numba.atomic_cas(dst, off[sel], cmps[sel], vals[sel])
+        old[:] = seen
+    else:
+        old[sel] = seen
+    _note_write(dst, off, seen)
     return tensor(old.reshape(full), buf.dtype, pointer.shape)
 
 

@@ -5,9 +5,6 @@ import threading
 
 import numpy as np
 
-from .tensor import tensor
-from . import dtypes as D
-
 _local = threading.local()
 
 
@@ -20,17 +17,20 @@ class LaunchState:
         self._pid_tensors = {}
         self.counts = None  # counting.Counts while tracing
         self.active = None  # bool (rows,): the programs taking the current branch or loop trip (None: all)
+        self.contexts = []  # control.Frame/Branch/Loop entered and not yet left, innermost last
+        self.writes = 0     # stores and changing atomics so far (a loop that sees none may spin)
 
-    def program_id(self, axis):
+    def program_ids(self, axis) -> np.ndarray:
+        """Each program's id along `axis` (one entry if they all share it)."""
         if axis not in (0, 1, 2):
             raise ValueError(f"program_id axis must be 0, 1 or 2, got {axis!r}")
-        t = self._pid_tensors.get(axis)
-        if t is None:
+        c = self._pid_tensors.get(axis)
+        if c is None:
             c = self.pids[:, axis].astype(np.int64)
             if self.rows > 1 and (c == c[0]).all():
                 c = c[:1]
-            t = self._pid_tensors[axis] = tensor(None, D.int32, (), aff=(c, ()))
-        return t
+            self._pid_tensors[axis] = c
+        return c
 
     def pid_tuple(self, row):
         return tuple(int(x) for x in self.pids[min(row, self.rows - 1)])

@@ -140,11 +140,13 @@ class DotChain:
     the result no longer depends on BLOCK_K.
     """
 
-    __slots__ = ("acc", "terms", "out_dtype", "prec", "rows", "held")
+    __slots__ = ("acc", "terms", "out_dtype", "prec", "rows", "held", "counts")
 
-    def __init__(self, acc, terms, out_dtype, prec, parent=None):
-        """`parent`: the chain this one extends by terms[len(parent.terms):]."""
+    def __init__(self, acc, terms, out_dtype, prec, parent=None, counts=None):
+        """`parent`: the chain this one extends by terms[len(parent.terms):].  `counts`: how many
+        of the terms each program has (programs that left a loop early have fewer), or None."""
         self.acc, self.terms, self.out_dtype, self.prec = acc, terms, out_dtype, prec
+        self.counts = counts
         new = terms[len(parent.terms):] if parent is not None else terms
         ops_ = [t for pair in new for t in pair]
         self.rows = builtins.max([t.rows for t in ops_] + [parent.rows if parent is not None else 1]
@@ -154,15 +156,41 @@ class DotChain:
             builtins.sum(t._v.nbytes for t in ops_ if t.win is None and t._v is not None)
 
     def extends(self, out_dtype, prec, in_dtype):
-        return self.out_dtype is out_dtype and self.prec == prec and self.terms[0][0].dtype is in_dtype
+        return self.out_dtype is out_dtype and self.prec == prec and self.terms[0][0].dtype is in_dtype \
+            and self.counts is None
 
     def evaluate(self) -> np.ndarray:
         st = context._local.__dict__.get("state")
         if st is not None and st.counts is not None:  # tracing: the values do not matter
             shape = expected_shape(self.terms[0][0], self.terms[0][1])
             return np.zeros((self.rows,) + shape, self.out_dtype.container)
-        a = _concat_k([t[0] for t in self.terms], axis=len(self.terms[0][0].shape) - 1)
-        b = _concat_k([t[1] for t in self.terms], axis=len(self.terms[0][1].shape) - 2)
+        if self.counts is not None:
+            return self._evaluate_ragged()
+        return self._evaluate()
+
+    def _evaluate_ragged(self):
+        """Programs with n terms get the chain of the first n terms, as if each ran alone."""
+        rows = self.counts.shape[0]
+        out = None
+        for n in np.unique(self.counts):
+            sel = np.flatnonzero(self.counts == n)
+            if n == 0:
+                part = self.acc.v if self.acc is not None else None
+                part = np.broadcast_to(part, (rows,) + part.shape[1:])[sel] if part is not None else 0
+            else:
+                part = DotChain(_rows_of(self.acc, sel, rows), [(_rows_of(a, sel, rows), _rows_of(b, sel, rows))
+                                                                 for a, b in self.terms[:n]],
+                                self.out_dtype, self.prec)._evaluate()
+            if out is None:
+                shape = expected_shape(self.terms[0][0], self.terms[0][1])
+                out = np.zeros((rows,) + shape, self.out_dtype.container)
+            out[sel] = part
+        return out
+
+    def _evaluate(self):
+        terms = self.terms
+        a = _concat_k([t[0] for t in terms], axis=len(terms[0][0].shape) - 1)
+        b = _concat_k([t[1] for t in terms], axis=len(terms[0][1].shape) - 2)
         va, vb = _dot_operands(a, b)
         if self.prec == "tf32":
             va, vb = _tf32(va), _tf32(vb)
@@ -185,6 +213,43 @@ class DotChain:
         if self.out_dtype.bits == 16:
             prod = _round(prod, self.out_dtype)
         return prod
+
+
+def _rows_of(t, sel, rows):
+    """The rows `sel` of a tensor (a uniform one stays uniform), as a plain tensor."""
+    if t is None:
+        return None
+    v = t.v
+    if v.shape[0] == 1:
+        return tensor(v, t.dtype, t.shape)
+    picked = np.broadcast_to(v, (rows,) + v.shape[1:])[sel]  # a C-ordered copy
+    if v.ndim == 3 and v[0].strides[0] < v[0].strides[1]:
+        # column-major blocks stay column-major: BLAS rounds a transposed operand differently
+        out = np.empty((len(sel), v.shape[2], v.shape[1]), v.dtype).transpose(0, 2, 1)
+        out[...] = picked
+        picked = out
+    return tensor(picked, t.dtype, t.shape)
+
+
+def select_chains(mask, x, y):
+    """`where(mask, x, y)` of two deferred dot chains, one a prefix of the other (a loop's
+    accumulator before and after some trips), without evaluating them: the result is a
+    ragged chain whose programs keep their own number of terms, so each still gets one
+    product over its whole K, as it would running alone.  None when they are not such a pair."""
+    a, b = x.lazy, y.lazy
+    if not (isinstance(a, DotChain) and isinstance(b, DotChain)) or x._v is not None or y._v is not None:
+        return None
+    if a.acc is not b.acc or a.out_dtype is not b.out_dtype or a.prec != b.prec:
+        return None
+    long_, short = (a, b) if len(a.terms) >= len(b.terms) else (b, a)
+    if any(p is not q for p, q in zip(long_.terms, short.terms)):
+        return None
+    rows = mask.shape[0]
+    ca = a.counts if a.counts is not None else np.full(rows, len(a.terms))
+    cb = b.counts if b.counts is not None else np.full(rows, len(b.terms))
+    chain = DotChain(long_.acc, long_.terms, long_.out_dtype, long_.prec, counts=np.where(mask, ca, cb))
+    chain.rows = rows
+    return tensor.deferred(chain, x.dtype, x.shape)
 
 
 def _precision(a, input_precision, allow_tf32):

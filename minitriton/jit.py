@@ -18,7 +18,7 @@ import types
 
 import numpy as np
 
-from . import context, counting
+from . import context, counting, lowering
 from .buffers import bind_buffers
 from .memory import argument_pointer
 from .tensor import Divergent, MemoryPressure, argument, constexpr, tensor
@@ -47,18 +47,14 @@ def _kernel_print(*args, **kw):
     return kernel_print(*args, **kw)
 
 
-# Inside kernels, Python's min/max of tensors mean tl.minimum/tl.maximum and print means
-# tl.device_print, as in Triton.
-_KERNEL_BUILTINS = dict(vars(builtins), min=_kernel_min, max=_kernel_max, print=_kernel_print)
-
-
-def _counting_range(*args):
+def _kernel_range(*args, **kw):
     from .ops import _Range
-    return _Range(*args)
+    return _Range(*args, **kw)
 
 
-# while tracing, Python loops in kernels count their trips like tl.range does
-_TRACING_BUILTINS = dict(_KERNEL_BUILTINS, range=_counting_range)
+# Inside kernels, Python's min/max of tensors mean tl.minimum/tl.maximum, print means
+# tl.device_print and range means tl.range, as in Triton.
+_KERNEL_BUILTINS = dict(vars(builtins), min=_kernel_min, max=_kernel_max, print=_kernel_print, range=_kernel_range)
 
 
 def _is_constexpr(annotation):
@@ -115,10 +111,22 @@ class JITFunction:
             raise RuntimeError(f"kernel '{self.__name__}' must be launched with a grid: {self.__name__}[grid](...)")
         return self._body()(*args, **kwargs)
 
-    def _body(self, tracing=False):
+    @functools.cached_property
+    def lowered(self):
+        """The kernel's code with control flow lowered to masks (lowering.py), or None."""
+        return lowering.lower(self.fn)
+
+    def _body(self):
         g = dict(self.fn.__globals__)
-        g["__builtins__"] = _TRACING_BUILTINS if tracing else _KERNEL_BUILTINS
-        return types.FunctionType(self.fn.__code__, g, self.fn.__name__, self.fn.__defaults__, self.fn.__closure__)
+        g["__builtins__"] = _KERNEL_BUILTINS
+        code = self.lowered
+        if code is None:
+            return types.FunctionType(self.fn.__code__, g, self.fn.__name__, self.fn.__defaults__, self.fn.__closure__)
+        cells = dict(zip(self.fn.__code__.co_freevars, self.fn.__closure__ or ()))
+        f = types.FunctionType(code, lowering.namespace(g), self.fn.__name__, self.fn.__defaults__,
+                               tuple(cells[n] for n in code.co_freevars) or None)
+        f.__kwdefaults__ = self.fn.__kwdefaults__
+        return f
 
     def bind(self, args, kwargs):
         """Bound arguments by name, with a clear error for a wrong call."""
@@ -209,8 +217,9 @@ class JITFunction:
         z, y, x = np.meshgrid(np.arange(gz), np.arange(gy), np.arange(gx), indexing="ij")
         pids = np.stack([x.reshape(-1), y.reshape(-1), z.reshape(-1)], axis=1).astype(np.int32)
         recorder = counting.active()
-        body = self._body(tracing=recorder is not None)
+        body = self._body()
         counts, sampled = [], False
+        path = "lockstep"
         try:
             try:
                 if _mode.sequential:
@@ -227,9 +236,10 @@ class JITFunction:
                         for b in buffers:
                             b.reset()
                         rows = max(1, rows // 8)
-            except Divergent:
+            except Divergent as why:
                 for b in buffers:
                     b.reset()
+                path = f"one program at a time ({why})"
                 order = range(pids.shape[0])
                 if recorder is not None and pids.shape[0] > recorder.max_sequential:
                     order = np.unique(np.linspace(0, pids.shape[0] - 1, recorder.max_sequential).astype(int))
@@ -243,6 +253,8 @@ class JITFunction:
                 e.add_note(f"(in minitriton kernel '{self.__name__}', grid {grid})")
                 e._mt_noted = True
             raise
+        if self.last_launch is not None:
+            self.last_launch["path"] = path
         if recorder is not None:  # a traced launch writes nothing back
             for b in buffers:
                 b.reset()

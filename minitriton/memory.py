@@ -240,9 +240,11 @@ def store(pointer, value, mask=None, boundary_check=(), cache_modifier="", evict
     st = buf.storage
     vals = values_for(pointer, value, "store", unrounded_ok=st.logging)
     m = access_mask(mask, pointer.shape, "store")
-    if context.current().counts is not None:  # tracing stores nothing (and checks no bounds)
+    state = context.current()
+    if state.counts is not None:  # tracing stores nothing (and checks no bounds)
         _count(pointer, m, "stored")
         return None
+    state.writes += 1
     fast = _affine_in_bounds(pointer) if m is None else None
     if fast is not None:
         base, steps = fast

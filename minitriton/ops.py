@@ -266,6 +266,26 @@ def _affine(a: tensor, b: tensor, op: str, shape):
     return None
 
 
+def _as_bool(x):
+    x = to_tensor(x)
+    if x.buf is not None:
+        raise TypeError("logical operators need scalars or blocks, got a pointer")
+    return x if x.dtype.is_bool() else binary(x, 0, "ne")
+
+
+def logical_and(x, y):
+    """`x and y` between blocks: both as booleans, elementwise (Triton's semantics for `and`)."""
+    return binary(_as_bool(x), _as_bool(y), "and")
+
+
+def logical_or(x, y):
+    return binary(_as_bool(x), _as_bool(y), "or")
+
+
+def logical_not(x):
+    return binary(_as_bool(x), True, "xor")
+
+
 def _unary_minus(x):
     x = to_tensor(x)
     if x.aff is not None:
@@ -294,6 +314,8 @@ def _install_operators():
     tensor.__neg__ = _unary_minus
     tensor.__pos__ = lambda self: self
     tensor.__invert__ = _invert
+    tensor.logical_and = logical_and
+    tensor.logical_or = logical_or
     tensor.__hash__ = object.__hash__
 
 
@@ -302,7 +324,7 @@ _install_operators()
 
 # ---------------------------------------------------------------- creation
 def program_id(axis):
-    return context.current().program_id(_cv(axis))
+    return tensor(None, D.int32, (), aff=(context.current().program_ids(_cv(axis)), ()))
 
 
 def num_programs(axis):
@@ -725,21 +747,64 @@ def device_assert(cond, msg="", mask=None):
 
 
 class _Range:
-    """`tl.range`/`tl.static_range`: Python's range, with Triton's extra keyword arguments accepted."""
+    """`tl.range`/`tl.static_range` (and Python's `range` inside kernels): Triton's keyword
+    arguments are accepted.  Bounds may differ between programs: a lowered `for` then gives
+    each program its own trip count (control.Loop)."""
 
     def __init__(self, arg1, arg2=None, step=None, num_stages=None, loop_unroll_factor=None,
                  disallow_acc_multi_buffer=False, flatten=False, warp_specialize=False, **_):
         start, end = (0, arg1) if arg2 is None else (arg1, arg2)
-        self._r = builtins.range(int(_cv(start)), int(_cv(end)), 1 if step is None else int(_cv(step)))
+        self.args = (_cv(start), _cv(end), 1 if step is None else _cv(step))
+        if any(isinstance(a, tensor) and (a.shape or not a.dtype.is_int()) for a in self.args) or \
+                any(not isinstance(a, (tensor, int, np.integer)) for a in self.args):
+            raise TypeError(f"range bounds must be integer scalars, got {self.args}")
+
+    @property
+    def _r(self):
+        return builtins.range(*(int(a) for a in self.args))
+
+    def per_program(self, st):
+        """(start, step, trips) arrays when the bounds differ between the active programs, else None."""
+        vals = [a.v.reshape(-1).astype(np.int64) if isinstance(a, tensor) else np.array([int(a)], np.int64)
+                for a in self.args]
+        if all(v.size == 1 for v in vals):
+            return None
+        start, end, step = (np.broadcast_to(v, (st.rows,)) for v in vals)
+        act = st.active
+        sel = slice(None) if act is None else act
+        if all((v[sel] == v[sel][:1]).all() for v in (start, end, step) if v[sel].size):
+            return None
+        if (step[sel] == 0).any():
+            raise ValueError("range step must not be zero")
+        trips = np.maximum(0, np.where(step > 0, (end - start + step - 1) // np.where(step > 0, step, 1),
+                                       (start - end - step - 1) // np.where(step < 0, -step, 1)))
+        if act is not None:
+            trips = np.where(act, trips, 0)
+        dt = D.int32
+        for a in self.args:
+            if isinstance(a, tensor):
+                dt = D.promote(dt, a.dtype)
+        return _RangeValues(start, step, dt), None, trips
 
     def __iter__(self):
+        r = self._r
         st = context._local.__dict__.get("state")
         if st is not None and st.counts is not None:
-            st.counts.trips += len(self._r)
-        return iter(self._r)
+            st.counts.trips += len(r)
+        return iter(r)
 
     def __len__(self):
         return len(self._r)
+
+
+class _RangeValues:
+    """Trip t's loop variable for every program: start + step * t."""
+
+    def __init__(self, start, step, dtype):
+        self.start, self.step, self.dtype = start, step, dtype
+
+    def __call__(self, t):
+        return tensor(None, self.dtype, (), aff=(self.start + self.step * t, ()))
 
 
 range = _Range

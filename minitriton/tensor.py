@@ -20,6 +20,7 @@ import threading
 
 import numpy as np
 
+from . import context
 from . import dtypes as D
 from .dtypes import constexpr
 from . import _numba
@@ -187,8 +188,13 @@ class tensor:
         if self.shape:
             raise TypeError(f"cannot use a block of shape {list(self.shape)} as {what}; reduce it first")
         v = self.v.reshape(-1)
-        if v.size > 1 and not (v == v[0]).all():
-            raise Divergent(what)
+        if v.size > 1:
+            active = getattr(context._local, "state", None)
+            active = active.active if active is not None else None
+            if active is not None and active.shape[0] == v.size:
+                v = v[active] if active.any() else v[:1]
+            if v.size > 1 and not (v == v[0]).all():
+                raise Divergent(what)
         return v[0].item()
 
     def __bool__(self):

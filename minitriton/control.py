@@ -1,0 +1,450 @@
+"""Divergent control flow in lockstep: branches and loops run under a mask of active programs.
+
+A GPU runs the threads of a warp that disagree on a branch by masking: each side runs with
+the threads that take it.  The executor does the same with programs.  `lowering.py` rewrites
+a kernel's `if`, `while`, `for`, `break`, `continue` and `return` into calls on the
+contexts below.  When every active program agrees (the usual case) they cost one check and
+plain Python control flow runs.  When programs disagree:
+
+- an `if` runs each side with the programs that take it, then merges every variable either
+  side assigned (`where(cond, then_value, else_value)`);
+- a loop keeps running while any program still loops; a program that leaves (its condition
+  fails, its trip count ends, it breaks) keeps the values it had when it left;
+- `continue` parks a program until the next trip, `return` until the function ends.
+
+Loads, stores and atomics read the launch's active mask (`LaunchState.active`), so inactive
+programs touch no memory; their other values are computed and thrown away at the merge.  A
+loop whose remaining programs can make no progress without the parked ones (a spin lock
+held by a program waiting after the loop) raises `Divergent`, and the launch runs one
+program at a time.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import context
+from . import dtypes as D
+from .tensor import Divergent, tensor
+
+
+class _Undefined:
+    """The value of a variable not yet assigned on this path."""
+
+    def __repr__(self):
+        return "<undefined>"
+
+
+UNDEF = _Undefined()
+
+
+def get(local_vars: dict, names: tuple) -> tuple:
+    return tuple(local_vars.get(n, UNDEF) for n in names)
+
+
+# ---------------------------------------------------------------- masks (None means every row)
+def _and(a, b):
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return a & b
+
+
+def _andnot(a, b):
+    """a and not b."""
+    if b is None:
+        return np.zeros_like(a) if a is not None else None
+    return ~b if a is None else a & ~b
+
+
+def _count(m, rows):
+    return rows if m is None else int(m.sum())
+
+
+def _state():
+    st = context.current()
+    return st
+
+
+# ---------------------------------------------------------------- merging values
+def select(mask: np.ndarray, a, b, name="value"):
+    """`a` for programs in mask, `b` for the others."""
+    if a is b or a is UNDEF:
+        return b if a is UNDEF else a
+    if b is UNDEF:
+        return a
+    if isinstance(a, tuple) and isinstance(b, tuple) and len(a) == len(b):
+        return tuple(select(mask, x, y, name) for x, y in zip(a, b))
+    if isinstance(a, tensor) and isinstance(b, tensor) and a.lazy is not None and b.lazy is not None:
+        from .dot import select_chains
+        r = select_chains(mask.reshape(-1), a, b)
+        if r is not None:
+            return r
+    if isinstance(a, tensor) or isinstance(b, tensor):
+        from .ops import where
+        cond = tensor(mask.reshape(-1), D.int1, ())
+        return where(cond, a, b)
+    if isinstance(a, (bool, int, float, np.generic)) and isinstance(b, (bool, int, float, np.generic)):
+        if type(a) is type(b) and a == b:
+            return a
+        from .ops import where
+        return where(tensor(mask.reshape(-1), D.int1, ()), a, b)
+    if a == b:
+        return a
+    raise TypeError(f"variable '{name}' holds {a!r} in some programs and {b!r} in others; only tensors and "
+                    f"numbers can differ between programs after divergent control flow")
+
+
+def _merge(mask, names, a_vals, b_vals):
+    return tuple(select(mask, a, b, n) for n, a, b in zip(names, a_vals, b_vals))
+
+
+# ---------------------------------------------------------------- contexts
+class _Context:
+    """One entry of the launch's context stack: the active mask to restore on leaving it."""
+    saved = None
+
+    def remove(self, gone):
+        """Programs `gone` left through a jump (break, continue, return) out of this context."""
+        self.saved = _andnot(self.saved, gone) if self.saved is not None else ~gone
+
+
+def _jump(st, owner, gone):
+    """Remove `gone` from the active mask and from every context above `owner` (the loop or
+    function the jump leaves), which would otherwise restore them on exit."""
+    st.active = _andnot(st.active, gone) if st.active is not None else ~gone
+    for ctx in reversed(st.contexts):
+        if ctx is owner:
+            break
+        ctx.remove(gone)
+
+
+def _active_rows(st):
+    return np.ones(st.rows, bool) if st.active is None else st.active
+
+
+class Frame(_Context):
+    """A kernel or jitted helper's body: collects the return values of programs that return
+    early, and removes them from the rest of the body."""
+
+    def __init__(self):
+        st = self.st = _state()
+        self.saved = st.active
+        self.alive = st.active
+        self.returned = None   # rows that have returned
+        self.value = None
+        st.contexts.append(self)
+
+    def remove(self, gone):  # a jump never leaves a frame except by return
+        pass
+
+    def ret(self, value):
+        """A `return` reached by the active programs; True when no program is left in the body."""
+        st = self.st
+        now = _active_rows(st)
+        alive = np.ones(st.rows, bool) if self.alive is None else self.alive
+        if self.returned is None and (now == alive).all():
+            self.value, self.returned = value, now  # the common case: everyone returns together
+            return True
+        self.value = value if self.returned is None else select(now, value, self.value, "return value")
+        self.returned = now.copy() if self.returned is None else self.returned | now
+        _jump(st, self, now)
+        self.alive = _andnot(self.alive, now) if self.alive is not None else ~now
+        return not self.alive.any()
+
+    def close(self):
+        st = self.st
+        while st.contexts and st.contexts.pop() is not self:
+            pass
+        st.active = self.saved
+
+    def result(self):
+        return self.value
+
+
+class Branch(_Context):
+    """`if cond:` — `then`/`orelse` say which sides run; `split` that both do, masked."""
+
+    def __init__(self, cond):
+        self.split = False
+        if not isinstance(cond, tensor):
+            self.then = bool(cond)
+            self.orelse = not self.then
+            return
+        if cond.shape:
+            raise ValueError(f"an if condition must be a scalar, got a block of shape {list(cond.shape)}")
+        st = _state()
+        v = cond.v.reshape(-1).astype(bool, copy=False)
+        act = st.active
+        if v.size == 1:
+            self.then = bool(v[0]) and (act is None or act.any())
+            self.orelse = not bool(v[0]) and (act is None or act.any())
+            return
+        took = v if act is None else v[act]
+        if took.size == 0:
+            self.then = self.orelse = False
+            return
+        if took.all() or not took.any():
+            self.then = bool(took[0])
+            self.orelse = not self.then
+            return
+        self.st, self.cond, self.saved = st, v, act
+        self.split = self.then = self.orelse = True
+        self.before = ()
+        st.contexts.append(self)
+        st.active = _and(act, v)
+
+    def otherwise(self, names, then_vals):
+        """Switch to the else side; returns the values the variables had before the if."""
+        self.names, self.then_vals = names, then_vals
+        self.st.active = _andnot(self.saved, self.cond) if self.saved is not None else ~self.cond
+        return self.before
+
+    def merge(self, else_vals):
+        st = self.st
+        while st.contexts and st.contexts.pop() is not self:
+            pass
+        st.active = self.saved
+        return _merge(self.cond, self.names, self.then_vals, else_vals)
+
+
+class Loop(_Context):
+    """A `while` or `for` loop.  `sync` turns true once programs disagree; from then on the
+    generated code hands the loop its variables at every trip boundary."""
+
+    def __init__(self, names):
+        st = self.st = _state()
+        self.names = names
+        self.saved = st.active          # programs that entered the loop
+        self.running = st.active        # still looping (None: all that entered)
+        self.sync = False
+        self.left = None                # left the loop (condition, trip count or break)
+        self.exit_vals = None           # their values at the moment they left
+        self.parked = None              # continued: wait for the next trip
+        self.cont_vals = None
+        self.prev_target = None
+        self.target = None
+        self.watch = None               # (values, writes, running) of the last trip: spin detection
+        st.contexts.append(self)
+
+    def remove(self, gone):  # an outer jump (return) passes through: those programs never come back
+        self.saved = _andnot(self.saved, gone) if self.saved is not None else ~gone
+        self.running = _andnot(self.running, gone) if self.running is not None else ~gone
+
+    # -- programs leaving --------------------------------------------------------------
+    def _leave(self, gone, vals):
+        """Record the values of programs `gone` as they leave the loop."""
+        if not gone.any():
+            return
+        self.exit_vals = vals if self.exit_vals is None else _merge(gone, self.names, vals, self.exit_vals)
+        self.left = gone.copy() if self.left is None else self.left | gone
+        self.running = _andnot(self.running, gone) if self.running is not None else ~gone
+
+    def _go_partial(self):
+        self.sync = True
+
+    # -- while -------------------------------------------------------------------------
+    def test(self, cond):
+        """The loop condition at the top of a trip: True while any program keeps looping."""
+        st = self.st
+        if not isinstance(cond, tensor):
+            if not cond:
+                return False
+            self.exiting = None
+            return True
+        if cond.shape:
+            raise ValueError(f"a while condition must be a scalar, got a block of shape {list(cond.shape)}")
+        v = cond.v.reshape(-1).astype(bool, copy=False)
+        act = st.active
+        if v.size == 1 or (act is None and (v.all() or not v.any())):
+            go = bool(v.all())
+            self.exiting = None
+            return go and (act is None or act.any())
+        stay = v if act is None else act & v
+        if not stay.any():
+            return False
+        now = _active_rows(st)
+        exiting = now & ~v
+        if not exiting.any():
+            self.exiting = None
+            return True
+        self.exiting = exiting
+        self.sync = True
+        st.active = stay
+        return True
+
+    def after_test(self, vals):
+        """Record the values of programs whose condition just failed."""
+        if self.exiting is not None:
+            self._leave(self.exiting, vals)
+            self.exiting = None
+        return vals
+
+    # -- for -----------------------------------------------------------------------------
+    def iterate(self, iterable, target):
+        """Iterate; a range whose bounds differ between programs yields per-program values and
+        retires each program when its own trip count ends."""
+        from .ops import _Range
+        if isinstance(iterable, _Range):
+            trips = iterable.per_program(self.st)
+            if trips is not None:
+                values, _, count = trips
+                return self._per_program(values, count, target)
+            return iter(iterable)
+        return iter(iterable)
+
+    def _per_program(self, values, count, target):
+        st = self.st
+        total = int(count.max()) if count.size else 0
+        if st.active is not None:
+            total = int(count[st.active].max()) if st.active.any() else 0
+        self.target = target
+        for t in range(total):
+            ends = count <= t
+            self.ending = ends if ends.any() else None
+            if self.ending is not None:
+                self.sync = True
+            value = values(t)
+            self.prev_target = value
+            yield value
+
+    # -- trip boundaries -----------------------------------------------------------------
+    def head(self, vals):
+        """Top of a trip (after the for target is assigned): parked programs come back with
+        their values, programs whose trip count ended leave; spin detection."""
+        st = self.st
+        while st.contexts and st.contexts[-1] is not self:  # branches left by a real continue
+            st.contexts.pop()
+        if self.parked is not None:  # (a for loop's target is already the new trip's for them too)
+            target = getattr(self, "target", None)
+            merged = _merge(self.parked, self.names, self.cont_vals, vals)
+            vals = tuple(v if n == target else m for n, m, v in zip(self.names, merged, vals))
+            self.parked, self.cont_vals = None, None
+        ending = getattr(self, "ending", None)
+        if ending is not None:
+            gone = ending if self.running is None else ending & self.running
+            if gone.any():
+                old = vals
+                if self.prev_target is not None and hasattr(self, "last_target"):
+                    old = tuple(self.last_target if n == self.target else v for n, v in zip(self.names, vals))
+                self._leave(gone, old)
+            self.ending = None
+        self.last_target = self.prev_target
+        st.active = self.running
+        self._check_progress(vals)
+        return vals
+
+    def _check_progress(self, vals):
+        """A trip that starts exactly as the last one did, with no memory written in between,
+        repeats forever: the programs still looping wait for parked ones."""
+        st = self.st
+        if self.target is not None or getattr(self, "exiting", False) is False:
+            return  # a for loop always progresses
+        running = self.running
+        snap = (vals, st.writes, None if running is None else running.copy())
+        prev, self.watch = self.watch, snap
+        if prev is None or prev[1] != st.writes:
+            return
+        if (prev[2] is None) != (running is None) or (running is not None and not (prev[2] == running).all()):
+            return
+        for a, b in zip(prev[0], vals):
+            if a is b:
+                continue
+            if isinstance(a, tensor) and isinstance(b, tensor) and a.lazy is None and b.lazy is None \
+                    and a.shape == b.shape and a.dtype == b.dtype and np.array_equal(a.v, b.v):
+                continue
+            if not isinstance(a, tensor) and not isinstance(b, tensor) and type(a) is type(b) and a == b:
+                continue
+            return
+        raise Divergent("a divergent loop makes no progress: its programs wait for programs parked after it")
+
+    def brk(self, vals):
+        """`break` by the active programs; True when the loop has no program left."""
+        st = self.st
+        now = _active_rows(st)
+        running = np.ones(st.rows, bool) if self.running is None else self.running
+        if not self.sync and self.parked is None and (running == now).all():
+            return True  # everyone breaks together
+        self.sync = True
+        self._leave(now, vals)
+        _jump(st, self, now)
+        return not (self.running.any() or (self.parked is not None and self.parked.any()))
+
+    def cont(self, vals):
+        """`continue` by the active programs; True when nobody is left in this trip."""
+        st = self.st
+        now = _active_rows(st)
+        running = np.ones(st.rows, bool) if self.running is None else self.running
+        if not self.sync and self.parked is None and (running == now).all():
+            return True  # everyone continues together
+        self.sync = True
+        self.cont_vals = vals if self.parked is None else _merge(now, self.names, vals, self.cont_vals)
+        self.parked = now.copy() if self.parked is None else self.parked | now
+        _jump(st, self, now)
+        running = np.ones(st.rows, bool) if self.running is None else self.running
+        return not (running & ~self.parked).any()
+
+    def close(self, vals=None):
+        """After the loop: every program has the values it left with."""
+        st = self.st
+        while st.contexts and st.contexts.pop() is not self:
+            pass
+        st.active = self.saved
+        if vals is None:
+            return None
+        if self.parked is not None:
+            vals = _merge(self.parked, self.names, self.cont_vals, vals)
+        if self.left is not None:
+            vals = _merge(self.left, self.names, self.exit_vals, vals)
+        return vals
+
+
+# ---------------------------------------------------------------- expressions
+def ifexp(cond, then, orelse):
+    """`a if cond else b`: one side when every program agrees, else both, merged."""
+    if not isinstance(cond, tensor):
+        return then() if cond else orelse()
+    b = Branch(cond)
+    if not b.split:
+        return then() if b.then else orelse()
+    a = then()
+    b.otherwise(("value",), (a,))
+    c = orelse()
+    return b.merge((c,))[0]
+
+
+def and_(a, b):
+    """`a and b`: Python's for Python values, elementwise for blocks (as Triton's logical_and)."""
+    if not isinstance(a, tensor):
+        return b() if a else a
+    from .ops import logical_and
+    return logical_and(a, b())
+
+
+def or_(a, b):
+    if not isinstance(a, tensor):
+        return a if a else b()
+    from .ops import logical_or
+    return logical_or(a, b())
+
+
+def not_(a):
+    if not isinstance(a, tensor):
+        return not a
+    from .ops import logical_not
+    return logical_not(a)
+
+
+def assert_(cond, msg=""):
+    """`assert` in a kernel: static_assert for Python values, device_assert for blocks (as in Triton)."""
+    if isinstance(cond, tensor):
+        from .ops import device_assert
+        return device_assert(cond, msg)
+    if not cond:
+        raise AssertionError(msg)
+
+
+def literal(x):
+    """A number used as an object (`(1).to(tl.float32)`): a tensor, as Triton's constexpr promotion makes it."""
+    from .tensor import to_tensor
+    return to_tensor(x)

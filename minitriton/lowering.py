@@ -1,0 +1,262 @@
+"""Rewriting a kernel's control flow so that programs may disagree on it (see control.py).
+
+Triton compiles a kernel from its syntax tree; we rewrite the tree once per kernel and run it
+as Python.  Each `if`, `while` and `for` becomes a context from control.py that runs plain
+Python control flow when every active program agrees, and masks otherwise, handing over the
+variables the statement assigns so they can be merged.  `break`, `continue` and `return`
+become calls that retire the active programs; `a if c else b`, `and`, `or`, `not` work on
+blocks; `assert` is a device assert; a number literal used as an object (`(1).to(...)`) is a
+tensor.  Line numbers are kept, so tracebacks point at the kernel's own source.
+"""
+from __future__ import annotations
+
+import ast
+import inspect
+import itertools
+import textwrap
+import types
+
+from . import control
+
+_HELPER = "__mt"
+
+
+def _assigned(nodes) -> list[str]:
+    """Names a statement list binds (not inside nested functions, lambdas or comprehensions)."""
+    out = []
+
+    class Visitor(ast.NodeVisitor):
+        def visit_Name(self, node):
+            if isinstance(node.ctx, ast.Store) and node.id not in out and not node.id.startswith(_HELPER):
+                out.append(node.id)
+
+        def visit_FunctionDef(self, node):
+            if node.name not in out:
+                out.append(node.name)
+
+        visit_AsyncFunctionDef = visit_FunctionDef
+
+        def visit_Lambda(self, node):
+            pass
+
+        def visit_ListComp(self, node):
+            pass
+
+        visit_SetComp = visit_DictComp = visit_GeneratorExp = visit_ListComp
+
+    for n in nodes:
+        Visitor().visit(n)
+    return out
+
+
+def _call(fn: str, *args) -> ast.Call:
+    return ast.Call(func=ast.Attribute(value=ast.Name(_HELPER, ast.Load()), attr=fn, ctx=ast.Load()),
+                    args=list(args), keywords=[])
+
+
+def _method(obj: str, fn: str, *args) -> ast.Call:
+    return ast.Call(func=ast.Attribute(value=ast.Name(obj, ast.Load()), attr=fn, ctx=ast.Load()),
+                    args=list(args), keywords=[])
+
+
+def _attr(obj: str, name: str) -> ast.Attribute:
+    return ast.Attribute(value=ast.Name(obj, ast.Load()), attr=name, ctx=ast.Load())
+
+
+def _names_tuple(names, ctx):
+    return ast.Tuple(elts=[ast.Name(n, ctx()) for n in names], ctx=ctx())
+
+
+def _strs(names):
+    return ast.Tuple(elts=[ast.Constant(n) for n in names], ctx=ast.Load())
+
+
+def _get(names):
+    return _call("get", ast.Call(func=ast.Name("locals", ast.Load()), args=[], keywords=[]), _strs(names))
+
+
+def _assign_back(names, value) -> ast.stmt:
+    if not names:
+        return ast.Expr(value)
+    return ast.Assign(targets=[_names_tuple(names, ast.Store)], value=value)
+
+
+def _if(test, body, orelse=()) -> ast.If:
+    return ast.If(test=test, body=list(body) or [ast.Pass()], orelse=list(orelse))
+
+
+class _Lower(ast.NodeTransformer):
+    def __init__(self, frame: str, skip: set):
+        self.frame, self.skip = frame, skip
+        self.loops: list[tuple[str, list[str]]] = []
+        self.counter = itertools.count()
+
+    def fresh(self, kind):
+        return f"{_HELPER}_{kind}{next(self.counter)}"
+
+    def block(self, stmts):
+        """Lower a statement list, dropping what follows a jump (unreachable in Python)."""
+        out = []
+        for s in stmts:
+            r = self.visit(s)
+            out.extend(r if isinstance(r, list) else [r])
+            if isinstance(s, (ast.Return, ast.Break, ast.Continue, ast.Raise)):
+                break
+        return out
+
+    def names(self, nodes):
+        return [n for n in _assigned(nodes) if n not in self.skip]
+
+    # -- nested definitions keep their own semantics --------------------------------------
+    def visit_FunctionDef(self, node):
+        return node
+
+    visit_AsyncFunctionDef = visit_Lambda = visit_ClassDef = visit_FunctionDef
+
+    # -- statements ----------------------------------------------------------------------
+    def visit_If(self, node):
+        b = self.fresh("b")
+        names = self.names(node.body + node.orelse)
+        test = self.visit(node.test)
+        return [
+            ast.Assign(targets=[ast.Name(b, ast.Store())], value=_call("Branch", test)),
+            _if(_attr(b, "split"), [ast.Assign(targets=[_attr_store(b, "before")], value=_get(names))]),
+            _if(_attr(b, "then"), self.block(node.body)),
+            _if(_attr(b, "split"), [_assign_back(names, _method(b, "otherwise", _strs(names), _get(names)))]),
+            _if(_attr(b, "orelse"), self.block(node.orelse)),
+            _if(_attr(b, "split"), [_assign_back(names, _method(b, "merge", _get(names)))]),
+        ]
+
+    def _loop_tail(self, loop, names):
+        return _if(_attr(loop, "sync"), [_assign_back(names, _method(loop, "close", _get(names)))],
+                   [ast.Expr(_method(loop, "close"))])
+
+    def visit_While(self, node):
+        if node.orelse:
+            raise NotImplementedError("while ... else in a kernel is not supported")
+        loop = self.fresh("l")
+        names = self.names(node.body + [node.test])
+        test = self.visit(node.test)
+        self.loops.append((loop, names))
+        body = self.block(node.body)
+        self.loops.pop()
+        return [
+            ast.Assign(targets=[ast.Name(loop, ast.Store())], value=_call("Loop", _strs(names))),
+            ast.While(test=ast.Constant(True), body=[
+                _if(_attr(loop, "sync"), [_assign_back(names, _method(loop, "head", _get(names)))]),
+                _if(ast.UnaryOp(ast.Not(), _method(loop, "test", test)), [ast.Break()]),
+                _if(_attr(loop, "sync"), [_assign_back(names, _method(loop, "after_test", _get(names)))]),
+                *body], orelse=[]),
+            self._loop_tail(loop, names),
+        ]
+
+    def visit_For(self, node):
+        if node.orelse:
+            raise NotImplementedError("for ... else in a kernel is not supported")
+        loop = self.fresh("l")
+        names = self.names([node.target] + node.body)
+        target = ast.Constant(node.target.id) if isinstance(node.target, ast.Name) else ast.Constant(None)
+        it = self.visit(node.iter)
+        self.loops.append((loop, names))
+        body = self.block(node.body)
+        self.loops.pop()
+        return [
+            ast.Assign(targets=[ast.Name(loop, ast.Store())], value=_call("Loop", _strs(names))),
+            ast.For(target=node.target, iter=_method(loop, "iterate", it, target), body=[
+                _if(_attr(loop, "sync"), [_assign_back(names, _method(loop, "head", _get(names)))]),
+                *body], orelse=[]),
+            self._loop_tail(loop, names),
+        ]
+
+    def visit_Break(self, node):
+        loop, names = self.loops[-1]
+        return _if(_method(loop, "brk", _get(names)), [ast.Break()])
+
+    def visit_Continue(self, node):
+        loop, names = self.loops[-1]
+        return _if(_method(loop, "cont", _get(names)), [ast.Continue()])
+
+    def visit_Return(self, node):
+        value = self.visit(node.value) if node.value is not None else ast.Constant(None)
+        return _if(_method(self.frame, "ret", value), [ast.Return(_method(self.frame, "result"))])
+
+    def visit_Assert(self, node):
+        args = [self.visit(node.test)] + ([self.visit(node.msg)] if node.msg is not None else [])
+        return ast.Expr(_call("assert_", *args))
+
+    # -- expressions ---------------------------------------------------------------------
+    def visit_IfExp(self, node):
+        lam = lambda e: ast.Lambda(args=_no_args(), body=self.visit(e))
+        return _call("ifexp", self.visit(node.test), lam(node.body), lam(node.orelse))
+
+    def visit_BoolOp(self, node):
+        fn = "and_" if isinstance(node.op, ast.And) else "or_"
+        values = [self.visit(v) for v in node.values]
+        out = values[0]
+        for v in values[1:]:
+            out = _call(fn, out, ast.Lambda(args=_no_args(), body=v))
+        return out
+
+    def visit_UnaryOp(self, node):
+        if isinstance(node.op, ast.Not):
+            return _call("not_", self.visit(node.operand))
+        return self.generic_visit(node)
+
+    def visit_Attribute(self, node):
+        if isinstance(node.value, ast.Constant) and type(node.value.value) in (int, float, bool):
+            node.value = _call("literal", node.value)
+            return node
+        return self.generic_visit(node)
+
+
+def _attr_store(obj, name):
+    return ast.Attribute(value=ast.Name(obj, ast.Load()), attr=name, ctx=ast.Store())
+
+
+def _no_args():
+    return ast.arguments(posonlyargs=[], args=[], vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[])
+
+
+def lower(fn) -> types.CodeType | None:
+    """The code object of `fn` with its control flow lowered, or None when its source is not
+    available (the kernel then runs unlowered: divergence falls back to one program at a time)."""
+    try:
+        src = textwrap.dedent(inspect.getsource(fn))
+        filename = inspect.getsourcefile(fn) or "<kernel>"
+        first = fn.__code__.co_firstlineno
+    except (OSError, TypeError):
+        return None
+    tree = ast.parse(src)
+    fdef = tree.body[0]
+    if not isinstance(fdef, ast.FunctionDef):
+        return None
+    fdef.decorator_list = []
+    skip = set()
+    for node in ast.walk(fdef):
+        if isinstance(node, (ast.Global, ast.Nonlocal)):
+            skip.update(node.names)
+    frame = f"{_HELPER}_frame"
+    lowered = _Lower(frame, skip).block(fdef.body)
+    fdef.body = [
+        ast.Assign(targets=[ast.Name(frame, ast.Store())], value=_call("Frame")),
+        ast.Try(body=lowered or [ast.Pass()], handlers=[], orelse=[],
+                finalbody=[ast.Expr(_method(frame, "close"))]),
+        ast.Return(_method(frame, "result")),
+    ]
+    # compile inside a function that binds the free variables, so closures still work
+    free = list(fn.__code__.co_freevars)
+    outer = ast.FunctionDef(name=f"{_HELPER}_outer", args=_no_args(), body=[
+        *[ast.Assign(targets=[ast.Name(n, ast.Store())], value=ast.Constant(None)) for n in free],
+        fdef, ast.Return(ast.Name(fdef.name, ast.Load()))], decorator_list=[], returns=None, type_params=[])
+    module = ast.Module(body=[outer], type_ignores=[])
+    ast.fix_missing_locations(module)
+    ast.increment_lineno(module, first - 1)
+    code = compile(module, filename, "exec")
+    outer_code = next(c for c in code.co_consts if isinstance(c, types.CodeType))
+    return next(c for c in outer_code.co_consts if isinstance(c, types.CodeType) and c.co_name == fdef.name)
+
+
+def namespace(globals_: dict) -> dict:
+    """What lowered code needs besides the kernel's own globals."""
+    globals_[_HELPER] = control
+    return globals_
