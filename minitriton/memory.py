@@ -179,6 +179,8 @@ def load(pointer, mask=None, other=None, boundary_check=(), padding_option="", c
             zeros = np.zeros((1,) * (len(pointer.shape) + 1), buf.dtype.container)
             rows = max(pointer.rows, 1 if m is None else m.shape[0])
             return tensor(np.broadcast_to(zeros, (rows,) + tuple(pointer.shape)), buf.dtype, pointer.shape)
+    if mask is None and m is not None:
+        pointer, m = _borrow_active_blocks(pointer, m)
     st = buf.storage
     src = st.data()  # after the tracing exit: a traced launch never converts a half-precision argument
     fast = _affine_in_bounds(pointer) if m is None else None
@@ -204,6 +206,17 @@ def load(pointer, mask=None, other=None, boundary_check=(), padding_option="", c
             fill = fill.reshape((fill.shape[0],) + (1,) * (len(pointer.shape) + 1 - fill.ndim) + fill.shape[1:])
         vals = np.where(m, vals, fill)
     return tensor(vals, buf.dtype, pointer.shape)
+
+
+def _borrow_active_blocks(pointer, m):
+    """An unmasked load that only inactive programs make partial: give those programs the block
+    of an active one (their values are discarded), so the load stays a strided view."""
+    active = context.current().active
+    if pointer.aff is None or active is None or not active.any() or pointer.aff[0].shape[0] != active.shape[0]:
+        return pointer, m
+    c, steps = pointer.aff
+    c = np.where(active, c, c[int(np.argmax(active))])
+    return tensor(None, pointer.dtype, pointer.shape, aff=(c, steps), buf=pointer.buf), None
 
 
 def _like(buf):

@@ -1,0 +1,237 @@
+"""Triton's tutorial kernels at realistic sizes on the CPU executor, against numpy.
+
+Each kernel is written the way Triton's tutorials write it (our own code), run by the
+executor, checked against an equivalent numpy computation, and timed against it in the same
+process (medians of alternating runs).  The table also says which path each launch took:
+lockstep (divergent control flow under masks included) or one program at a time.
+Goals (issue 7): every kernel within 3x of numpy, none one program at a time.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from benchmarks import common
+from benchmarks.common import markdown, machine, median_time
+import minitriton as mt
+import minitriton.language as tl
+
+
+@mt.jit
+def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) + tl.load(y_ptr + offs, mask=mask), mask=mask)
+
+
+@mt.jit
+def softmax_row(out_ptr, in_ptr, stride, n_cols, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(in_ptr + row * stride + cols, mask=cols < n_cols, other=-float("inf"))
+    num = tl.exp(x - tl.max(x, axis=0))
+    tl.store(out_ptr + row * stride + cols, num / tl.sum(num, axis=0), mask=cols < n_cols)
+
+
+@mt.jit
+def softmax_persistent(out_ptr, in_ptr, stride, n_rows, n_cols, BLOCK: tl.constexpr):
+    for row in tl.range(tl.program_id(0), n_rows, tl.num_programs(0)):
+        cols = tl.arange(0, BLOCK)
+        x = tl.load(in_ptr + row * stride + cols, mask=cols < n_cols, other=-float("inf"))
+        num = tl.exp(x - tl.max(x, axis=0))
+        tl.store(out_ptr + row * stride + cols, num / tl.sum(num, axis=0), mask=cols < n_cols)
+
+
+@mt.jit
+def layer_norm_fwd(X, Y, W, B, stride, N, eps, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    X += row * stride
+    Y += row * stride
+    acc = tl.zeros([BLOCK], dtype=tl.float32)
+    for off in range(0, N, BLOCK):
+        cols = off + tl.arange(0, BLOCK)
+        acc += tl.load(X + cols, mask=cols < N, other=0.).to(tl.float32)
+    mean = tl.sum(acc, axis=0) / N
+    acc = tl.zeros([BLOCK], dtype=tl.float32)
+    for off in range(0, N, BLOCK):
+        cols = off + tl.arange(0, BLOCK)
+        x = tl.load(X + cols, mask=cols < N, other=0.).to(tl.float32)
+        x = tl.where(cols < N, x - mean, 0.)
+        acc += x * x
+    rstd = 1 / tl.sqrt(tl.sum(acc, axis=0) / N + eps)
+    for off in range(0, N, BLOCK):
+        cols = off + tl.arange(0, BLOCK)
+        mask = cols < N
+        x = tl.load(X + cols, mask=mask, other=0.).to(tl.float32)
+        tl.store(Y + cols, (x - mean) * rstd * tl.load(W + cols, mask=mask) + tl.load(B + cols, mask=mask), mask=mask)
+
+
+@mt.jit
+def layer_norm_dw(DY, X, Mean, Rstd, DW, Lock, Count, stride, N, GROUP: tl.constexpr, BLOCK: tl.constexpr):
+    """The backward pass's dW partial sums, accumulated by groups of rows under a spin lock."""
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    mask = cols < N
+    x = tl.load(X + row * stride + cols, mask=mask, other=0.)
+    dy = tl.load(DY + row * stride + cols, mask=mask, other=0.)
+    partial = dy * (x - tl.load(Mean + row)) * tl.load(Rstd + row)
+    lock_id = row % GROUP
+    Lock += lock_id
+    while tl.atomic_cas(Lock, 0, 1) == 1:
+        pass
+    count = tl.load(Count + lock_id)
+    if count != 0:
+        partial += tl.load(DW + lock_id * N + cols, mask=mask)
+    tl.store(DW + lock_id * N + cols, partial, mask=mask)
+    tl.store(Count + lock_id, count + 1)
+    tl.atomic_xchg(Lock, 0)
+
+
+@mt.jit
+def attention_fwd(Q, K, V, Out, sm_scale, T, D: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                  CAUSAL: tl.constexpr):
+    start_m = tl.program_id(0)
+    base = tl.program_id(1) * T * D
+    offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = tl.arange(0, BLOCK_N)
+    offs_d = tl.arange(0, D)
+    q = tl.load(Q + base + offs_m[:, None] * D + offs_d[None, :])
+    m_i = tl.zeros([BLOCK_M], tl.float32) - float("inf")
+    l_i = tl.zeros([BLOCK_M], tl.float32) + 1.0
+    acc = tl.zeros([BLOCK_M, D], tl.float32)
+    qk_scale = sm_scale * 1.44269504
+    hi = (start_m + 1) * BLOCK_M if CAUSAL else T        # causal: the loop bound depends on the program
+    for start_n in range(0, hi, BLOCK_N):
+        k = tl.load(K + base + (start_n + offs_n)[None, :] * D + offs_d[:, None])
+        qk = tl.dot(q, k)
+        if CAUSAL:
+            qk = tl.where(offs_m[:, None] >= start_n + offs_n[None, :], qk, -float("inf"))
+        m_ij = tl.maximum(m_i, tl.max(qk, 1) * qk_scale)
+        p = tl.math.exp2(qk * qk_scale - m_ij[:, None])
+        alpha = tl.math.exp2(m_i - m_ij)
+        l_i = l_i * alpha + tl.sum(p, 1)
+        v = tl.load(V + base + (start_n + offs_n)[:, None] * D + offs_d[None, :])
+        acc = tl.dot(p.to(tl.float16), v, acc * alpha[:, None])
+        m_i = m_ij
+    tl.store(Out + base + offs_m[:, None] * D + offs_d[None, :], (acc / l_i[:, None]).to(tl.float16))
+
+
+@mt.jit
+def matmul_persistent(a_ptr, b_ptr, c_ptr, M, N, K, NUM_SMS: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr,
+                      BK: tl.constexpr):
+    num_pid_n = tl.cdiv(N, BN)
+    num_tiles = tl.cdiv(M, BM) * num_pid_n
+    for tile_id in range(tl.program_id(0), num_tiles, NUM_SMS):   # uneven: some programs get one more tile
+        pid_m = tile_id // num_pid_n
+        pid_n = tile_id % num_pid_n
+        offs_am = pid_m * BM + tl.arange(0, BM)
+        offs_bn = pid_n * BN + tl.arange(0, BN)
+        offs_k = tl.arange(0, BK)
+        a_ptrs = a_ptr + offs_am[:, None] * K + offs_k[None, :]
+        b_ptrs = b_ptr + offs_k[:, None] * N + offs_bn[None, :]
+        acc = tl.zeros((BM, BN), tl.float32)
+        for k in range(0, tl.cdiv(K, BK)):
+            acc = tl.dot(tl.load(a_ptrs), tl.load(b_ptrs), acc)
+            a_ptrs += BK
+            b_ptrs += BK * N
+        tl.store(c_ptr + offs_am[:, None] * N + offs_bn[None, :], acc.to(tl.float16))
+
+
+def _softmax_np(x):
+    e = np.exp(x - x.max(1, keepdims=True))
+    return e / e.sum(1, keepdims=True)
+
+
+def _attention_np(q, k, v, scale, causal):
+    q32, k32, v32 = q.astype(np.float32), k.astype(np.float32), v.astype(np.float32)
+    s = q32 @ k32.transpose(0, 2, 1) * scale
+    if causal:
+        t = s.shape[-1]
+        s = np.where(np.tril(np.ones((t, t), bool)), s, -np.inf)
+    return (_softmax_rows(s) @ v32).astype(np.float16)
+
+
+def _softmax_rows(s):
+    e = np.exp(s - s.max(-1, keepdims=True))
+    return e / e.sum(-1, keepdims=True)
+
+
+def cases(quick):
+    """(name, size, run kernel -> output, numpy -> output, tolerance)."""
+    rng = np.random.default_rng(0)
+    out = []
+    n = 1 << (20 if quick else 24)
+    x, y = rng.random(n, np.float32), rng.random(n, np.float32)
+    z = np.empty_like(x)
+    out.append(("vector add", f"2^{n.bit_length() - 1}",
+                lambda: (add_kernel[(mt.cdiv(n, 1024),)](x, y, z, n, BLOCK=1024), z)[1], lambda: x + y, 0, add_kernel))
+    rows, cols = (1024 if quick else 4096), 1024
+    s = rng.standard_normal((rows, cols)).astype(np.float32)
+    so = np.empty_like(s)
+    out.append(("fused softmax, a program per row", f"{rows}x{cols}",
+                lambda: (softmax_row[(rows,)](so, s, cols, cols, BLOCK=1024), so)[1], lambda: _softmax_np(s), 1e-6,
+                softmax_row))
+    out.append(("fused softmax, persistent (P=96)", f"{rows}x{cols}",
+                lambda: (softmax_persistent[(96,)](so, s, cols, rows, cols, BLOCK=1024), so)[1],
+                lambda: _softmax_np(s), 1e-6, softmax_persistent))
+    w, b = rng.standard_normal(cols).astype(np.float32), rng.standard_normal(cols).astype(np.float32)
+    ln = np.empty_like(s)
+
+    def ln_np():
+        mu, var = s.mean(1, keepdims=True), s.var(1, keepdims=True)
+        return (s - mu) / np.sqrt(var + 1e-5) * w + b
+    out.append(("layer norm forward", f"{rows}x{cols}",
+                lambda: (layer_norm_fwd[(rows,)](s, ln, w, b, cols, cols, 1e-5, BLOCK=256), ln)[1], ln_np, 1e-4,
+                layer_norm_fwd))
+    dy = rng.standard_normal((rows, cols)).astype(np.float32)
+    mean, rstd = s.mean(1).astype(np.float32), (1 / np.sqrt(s.var(1) + 1e-5)).astype(np.float32)
+    group = 64
+
+    def dw_kernel():
+        dw, lock, count = np.zeros((group, cols), np.float32), np.zeros(group, np.int32), np.zeros(group, np.int32)
+        layer_norm_dw[(rows,)](dy, s, mean, rstd, dw, lock, count, cols, cols, GROUP=group, BLOCK=1024)
+        return dw.sum(0)
+    out.append(("layer norm backward (dW, locked)", f"{rows}x{cols}", dw_kernel,
+                lambda: (dy * (s - mean[:, None]) * rstd[:, None]).sum(0), 1e-2, layer_norm_dw))
+    heads, t, d = 4, (256 if quick else 1024), 64
+    q, k, v = (rng.standard_normal((heads, t, d)).astype(np.float16) for _ in range(3))
+    ao = np.empty_like(q)
+    for causal in (False, True):
+        out.append((f"attention forward{', causal' if causal else ''}", f"1x{heads}x{t}x{d}",
+                    lambda causal=causal: (attention_fwd[(t // 64, heads)](q, k, v, ao, d ** -0.5, t, D=d, BLOCK_M=64,
+                                                                          BLOCK_N=64, CAUSAL=causal), ao)[1],
+                    lambda causal=causal: _attention_np(q, k, v, d ** -0.5, causal), 2e-2, attention_fwd))
+    m = 512 if quick else 1024
+    a16, b16 = rng.standard_normal((m, m)).astype(np.float16), rng.standard_normal((m, m)).astype(np.float16)
+    a32, b32 = a16.astype(np.float32), b16.astype(np.float32)
+    c16 = np.empty((m, m), np.float16)
+    out.append(("persistent matmul (24 programs)", f"{m}^3",
+                lambda: (matmul_persistent[(24,)](a16, b16, c16, m, m, m, NUM_SMS=24, BM=128, BN=128, BK=64), c16)[1],
+                lambda: (a32 @ b32).astype(np.float16), 1e-2 * np.sqrt(m), matmul_persistent))
+    return out
+
+
+def run(quick: bool):
+    repeats = 3 if quick else 7
+    rows = []
+    for name, size, kernel_fn, numpy_fn, tol, kernel in cases(quick):
+        got, want = np.asarray(kernel_fn(), np.float64), np.asarray(numpy_fn(), np.float64)
+        err = float(np.abs(got - want).max())
+        path = kernel.last_launch["path"]
+        t_k, t_np = [], []
+        for _ in range(repeats):
+            t_k.append(median_time(kernel_fn, 1, warmup=0))
+            t_np.append(median_time(numpy_fn, 1, warmup=0))
+        ratio = float(np.median(np.array(t_k) / np.array(t_np)))
+        rows.append((name, size, f"{np.median(t_np) * 1e3:.1f}", f"{np.median(t_k) * 1e3:.1f}", f"**{ratio:.1f}×**",
+                     "yes" if ratio <= 3 else "no", path.split(" (")[0], f"{err:.1e}" + ("" if err <= tol else " (!)")))
+    table = markdown(["kernel", "size", "numpy ms", "executor ms", "executor / numpy", "≤ 3×", "path",
+                      "max abs error"], rows)
+    return table + f"\n\nMedians of {repeats} alternating runs on {machine()}.\n"
+
+
+def main(argv=None):
+    common.main(__doc__, "tutorials", run, argv)
+
+
+if __name__ == "__main__":
+    main()
