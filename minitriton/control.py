@@ -299,6 +299,8 @@ class Loop(_Context):
         if st.active is not None:
             total = int(count[st.active].max()) if st.active.any() else 0
         self.target = target
+        if st.counts is not None:  # tracing: count the longest program's trips
+            st.counts.trips += total
         for t in range(total):
             ends = count <= t
             self.ending = ends if ends.any() else None
