@@ -104,22 +104,24 @@ def round_to_half(a: np.ndarray) -> np.ndarray:
 
 
 @numba.njit(cache=True)
+def _combine(cur, v, op):
+    if op == 0:
+        return cur + v
+    if op == 1:
+        return cur if cur >= v else v
+    if op == 2:
+        return cur if cur <= v else v
+    return v
+
+
+@numba.njit(cache=True)
 def _atomic(buf, offs, vals, op):
     """Apply atomics lane by lane in program order; return each lane's old value."""
     old = np.empty(offs.size, buf.dtype)
     for i in range(offs.size):
         o = offs[i]
-        cur = buf[o]
-        old[i] = cur
-        v = vals[i]
-        if op == 0:
-            buf[o] = cur + v
-        elif op == 1:
-            buf[o] = cur if cur >= v else v
-        elif op == 2:
-            buf[o] = cur if cur <= v else v
-        else:
-            buf[o] = v
+        old[i] = buf[o]
+        buf[o] = _combine(buf[o], vals[i], op)
     return old
 
 
@@ -146,17 +148,8 @@ def _atomic_half(buf, offs, vals, op):
     old = np.empty(offs.size, buf.dtype)
     for i in range(offs.size):
         o = offs[i]
-        cur = buf[o]
-        old[i] = cur
-        v = vals[i]
-        if op == 0:
-            new = cur + v
-        elif op == 1:
-            new = cur if cur >= v else v
-        elif op == 2:
-            new = cur if cur <= v else v
-        else:
-            new = v
+        old[i] = buf[o]
+        new = np.float32(_combine(buf[o], vals[i], op))
         buf[o] = _HALF_TO_FLOAT[_f2h_bits(np.int64(new.view(np.uint32)), abs(new))]
     return old
 

@@ -70,6 +70,21 @@ def test_64_bit_integer_atomics_are_exact():
 
 
 @mt.jit
+def half_atomic_kernel(c_ptr):
+    tl.atomic_add(c_ptr + tl.arange(0, 4) * 0, 0.1)   # four lanes on one fp16 counter
+    tl.atomic_max(c_ptr + 1, tl.program_id(0).to(tl.float16))
+
+
+def test_fp16_atomics_round_every_result_to_fp16():
+    c = np.zeros(2, np.float16)
+    half_atomic_kernel[(3,)](c)
+    total = np.float16(0)
+    for _ in range(12):
+        total = np.float16(total + np.float16(0.1))
+    assert c[0] == total and c[1] == 2
+
+
+@mt.jit
 def bitwise_atomic_kernel(c_ptr):
     pid = tl.program_id(0)
     tl.atomic_or(c_ptr, 1 << pid)
