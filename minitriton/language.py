@@ -13,4 +13,14 @@ from .atomics import atomic_add, atomic_max, atomic_min, atomic_xchg, atomic_cas
 from .dot import dot
 from . import ops as math  # tl.math.exp etc.
 
-float8e5 = None  # not supported: kept so `tl.float8e5` fails loudly where used, not on import
+# Triton names not implemented yet: using one says so by name (issue 7), never a wrong result.
+NOT_YET = ("reduce", "associative_scan", "cumprod", "sort", "topk", "flip", "histogram", "join", "split", "cat",
+           "interleave", "umulhi", "rand", "randn", "randint", "rand4x", "randn4x", "randint4x", "make_block_ptr",
+           "advance", "make_tensor_descriptor", "float8e4nv", "float8e5", "float8e4b15", "float8e4b8", "float8e5b16",
+           "div_rn", "sqrt_rn", "fdiv", "gather", "swizzle2d", "inline_asm_elementwise")
+
+
+def __getattr__(name):
+    if name in NOT_YET:
+        raise NotImplementedError(f"tl.{name} is not supported by minitriton yet")
+    raise AttributeError(f"module 'minitriton.language' has no attribute {name!r}")

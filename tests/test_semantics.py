@@ -320,3 +320,13 @@ def test_device_print_hex_and_python_print_show_values():
     text = buf.getvalue()
     assert "0x000000ff" in text and "0xffffffff" in text
     assert "py" in text and "255" in text and "-1" in text
+
+
+def test_triton_names_not_implemented_yet_say_so():
+    @mt.jit
+    def k(x_ptr):
+        tl.store(x_ptr + tl.arange(0, 4), tl.sort(tl.load(x_ptr + tl.arange(0, 4))))
+    x = np.arange(4, dtype=np.float32)
+    with pytest.raises(NotImplementedError, match="tl.sort is not supported"):
+        k[(1,)](x)
+    np.testing.assert_array_equal(x, np.arange(4))
