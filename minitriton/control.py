@@ -222,8 +222,10 @@ class Loop(_Context):
         self.exit_vals = None           # their values at the moment they left
         self.parked = None              # continued: wait for the next trip
         self.cont_vals = None
-        self.prev_target = None
+        self.prev_target = self.last_target = None
         self.target = None
+        self.exiting = self.ending = None
+        self.is_while = False           # test() seen: only while loops can spin
         self.watch = None               # (values, writes, running) of the last trip: spin detection
         st.contexts.append(self)
 
@@ -247,6 +249,7 @@ class Loop(_Context):
     def test(self, cond):
         """The loop condition at the top of a trip: True while any program keeps looping."""
         st = self.st
+        self.is_while = True
         if not isinstance(cond, tensor):
             if not cond:
                 return False
@@ -318,16 +321,16 @@ class Loop(_Context):
         while st.contexts and st.contexts[-1] is not self:  # branches left by a real continue
             st.contexts.pop()
         if self.parked is not None:  # (a for loop's target is already the new trip's for them too)
-            target = getattr(self, "target", None)
+            target = self.target
             merged = _merge(self.parked, self.names, self.cont_vals, vals)
             vals = tuple(v if n == target else m for n, m, v in zip(self.names, merged, vals))
             self.parked, self.cont_vals = None, None
-        ending = getattr(self, "ending", None)
+        ending = self.ending
         if ending is not None:
             gone = ending if self.running is None else ending & self.running
             if gone.any():
                 old = vals
-                if self.prev_target is not None and hasattr(self, "last_target"):
+                if self.last_target is not None:
                     old = tuple(self.last_target if n == self.target else v for n, v in zip(self.names, vals))
                 self._leave(gone, old)
             self.ending = None
@@ -340,7 +343,7 @@ class Loop(_Context):
         """A trip that starts exactly as the last one did, with no memory written in between,
         repeats forever: the programs still looping wait for parked ones."""
         st = self.st
-        if self.target is not None or getattr(self, "exiting", False) is False:
+        if not self.is_while:
             return  # a for loop always progresses
         running = self.running
         snap = (vals, st.writes, None if running is None else running.copy())
