@@ -12,11 +12,20 @@ from __future__ import annotations
 import sys
 
 import numpy as np
-from numpy.lib.stride_tricks import as_strided
+from numpy.lib.stride_tricks import as_strided as _np_as_strided
 
 from . import dtypes as D
 from . import _numba
 from .tensor import _round, POOL
+
+
+def as_strided(x: np.ndarray, shape, strides, writeable=True) -> np.ndarray:
+    """numpy's as_strided, also for ml_dtypes' element types (bf16, fp8), which numpy's array
+    interface cannot describe: those go through unsigned integers of the same width."""
+    if x.dtype.isbuiltin == 1:  # ml_dtypes types are user-defined (2)
+        return _np_as_strided(x, shape=shape, strides=strides, writeable=writeable)
+    raw = x.view(np.dtype(f"u{x.dtype.itemsize}"))
+    return _np_as_strided(raw, shape=shape, strides=strides, writeable=writeable).view(x.dtype)
 
 
 def _flat_view(name, a: np.ndarray):
@@ -73,7 +82,7 @@ class Storage:
         if self.log:
             log, self.log = self.log, []
             dst = self.writable()
-            half = self.dtype.is_floating() and self.dtype.bits == 16
+            half = self.dtype.is_floating() and self.dtype.bits <= 16
             for target, vals in log:  # logged values may be unrounded fp32 (see store)
                 _assign(dst, target, _round(vals, self.dtype) if half else vals)
         if self.shadow is None:

@@ -16,7 +16,7 @@ from . import context
 from .tensor import tensor, to_tensor, _round, POOL, MemoryPressure
 from .ops import _bshape, _cv
 
-_DOT_TYPES = {D.float16, D.bfloat16, D.float32, D.float64, D.int8}
+_DOT_TYPES = {D.float16, D.bfloat16, D.float32, D.float64, D.int8, *D.FP8}
 
 
 def _tf32(v):
@@ -210,7 +210,7 @@ class DotChain:
             prod = _batched_matmul(va, vb, av)
         if prod.dtype != self.out_dtype.container:
             prod = prod.astype(self.out_dtype.container)
-        if self.out_dtype.bits == 16:
+        if self.out_dtype.kind == "f" and self.out_dtype.bits <= 16:
             prod = _round(prod, self.out_dtype)
         return prod
 
@@ -273,10 +273,10 @@ def dot(input, other, acc=None, input_precision=None, allow_tf32=None, max_num_i
     if builtins.min(a.shape[-2:] + b.shape[-1:]) < 16:
         raise ValueError(f"tl.dot needs every matrix dimension >= 16 (as Triton's tensor cores do), got "
                          f"{list(a.shape)} @ {list(b.shape)}")
-    if a.dtype is not b.dtype:
+    if a.dtype is not b.dtype and not (a.dtype.is_fp8() and b.dtype.is_fp8()):
         raise TypeError(f"tl.dot operands must have the same dtype, got {a.dtype} and {b.dtype}")
     if a.dtype not in _DOT_TYPES:
-        raise TypeError(f"tl.dot supports fp16, bf16, fp32, fp64 and int8 inputs, got {a.dtype}")
+        raise TypeError(f"tl.dot supports fp8, fp16, bf16, fp32, fp64 and int8 inputs, got {a.dtype}")
     out_dtype = _cv(out_dtype)
     if a.dtype is D.int8:
         out_dtype = D.int32

@@ -108,6 +108,9 @@ class dtype:
     def is_bf16(self):
         return self is bfloat16
 
+    def is_fp8(self):
+        return self.kind == "f" and self.bits == 8
+
     def is_fp32(self):
         return self is float32
 
@@ -181,8 +184,15 @@ float16 = dtype("fp16", np.float16, np.float32, "f", 16)
 bfloat16 = dtype("bf16", ml_dtypes.bfloat16, np.float32, "f", 16)
 float32 = dtype("fp32", np.float32, np.float32, "f", 32)
 float64 = dtype("fp64", np.float64, np.float64, "f", 64)
+# fp8 (stored as ml_dtypes' 8-bit floats, computed in fp32 and rounded to nearest even, saturating
+# to the largest finite value as the GPU's cvt.rn.satfinite does)
+float8e4nv = dtype("fp8e4nv", ml_dtypes.float8_e4m3fn, np.float32, "f", 8)
+float8e5 = dtype("fp8e5", ml_dtypes.float8_e5m2, np.float32, "f", 8)
+float8e4b8 = dtype("fp8e4b8", ml_dtypes.float8_e4m3fnuz, np.float32, "f", 8)
+float8e5b16 = dtype("fp8e5b16", ml_dtypes.float8_e5m2fnuz, np.float32, "f", 8)
+FP8 = (float8e4nv, float8e5, float8e4b8, float8e5b16)
 
-ALL = (int1, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, bfloat16, float32, float64)
+ALL = (int1, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, bfloat16, float32, float64) + FP8
 _BY_NP = {d.np: d for d in ALL}
 _BY_NAME = {d.name: d for d in ALL}
 
@@ -246,6 +256,11 @@ def computation_type(a: dtype, b: dtype, a_scalar=False, b_scalar=False, div_or_
         return float32 if div_or_mod else bfloat16
     if a is bfloat16 or b is bfloat16:
         return float32
+    if a.is_fp8() or b.is_fp8():
+        if a.is_fp8() and b.is_fp8():
+            return a if a is b else float16
+        raise TypeError(f"unexpected types {a} and {b}: fp8 values combine only with floats (as in Triton); "
+                        f"cast one of them")
     if div_or_mod and a.is_signed() != b.is_signed():
         raise TypeError(f"cannot use /, //, or % with {a} and {b} because they have different signedness "
                         f"(as Triton refuses); cast them to the same signedness")

@@ -72,6 +72,21 @@ def cdiv(x, y):
     return (x + y - 1) // y
 
 
+def reinterpret(array: np.ndarray, dtype):
+    """The same memory seen as another element type of the same width, as `triton.reinterpret`
+    does (e.g. a uint8 array as `tl.float8e4nv`)."""
+    from . import dtypes as D
+    dtype = dtype.value if isinstance(dtype, constexpr) else dtype
+    if not isinstance(array, np.ndarray):
+        raise TypeError(f"reinterpret: array must be a numpy array, got {type(array).__name__}")
+    if not isinstance(dtype, D.dtype):
+        raise TypeError(f"reinterpret: dtype must be a tl dtype such as tl.float8e5, got {dtype!r}")
+    if array.dtype.itemsize != dtype.np.itemsize:
+        raise ValueError(f"reinterpret: {array.dtype} elements are {array.dtype.itemsize} bytes but {dtype} "
+                         f"elements are {dtype.np.itemsize}")
+    return array.view(dtype.np)
+
+
 def next_power_of_2(n: int) -> int:
     n = int(n)
     return 1 if n <= 1 else 1 << (n - 1).bit_length()

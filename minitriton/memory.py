@@ -10,10 +10,14 @@ from __future__ import annotations
 import numpy as np
 
 from . import dtypes as D
-from . import context, counting
+from . import block_ptr, context, counting
 from .buffers import Buffer, _Window, window, program_view
 from .tensor import tensor, to_tensor
 from .ops import _bshape
+
+
+def _cv(x):
+    return x.value if isinstance(x, D.constexpr) else x
 
 
 class OutOfBoundsError(IndexError):
@@ -170,6 +174,14 @@ def _count(pointer, m, field):
 
 def load(pointer, mask=None, other=None, boundary_check=(), padding_option="", cache_modifier="",
          eviction_policy="", volatile=False):
+    if isinstance(pointer, block_ptr.block_pointer):
+        if mask is not None or other is not None:
+            raise ValueError("tl.load: mask and other cannot be used with a block pointer; use boundary_check "
+                             "and padding_option")
+        other = block_ptr.padding(pointer, padding_option)
+        pointer, mask = block_ptr.pointers_and_mask(pointer, boundary_check, "load")
+    elif _cv(boundary_check):
+        raise ValueError("tl.load: boundary_check needs a block pointer (tl.make_block_ptr); use mask= otherwise")
     pointer = _check_pointer(pointer, "load")
     buf = pointer.buf
     m = access_mask(mask, pointer.shape, "load")
@@ -247,6 +259,12 @@ def values_for(pointer, value, what, unrounded_ok=False):
 
 
 def store(pointer, value, mask=None, boundary_check=(), cache_modifier="", eviction_policy=""):
+    if isinstance(pointer, block_ptr.block_pointer):
+        if mask is not None:
+            raise ValueError("tl.store: mask cannot be used with a block pointer; use boundary_check")
+        pointer, mask = block_ptr.pointers_and_mask(pointer, boundary_check, "store")
+    elif _cv(boundary_check):
+        raise ValueError("tl.store: boundary_check needs a block pointer (tl.make_block_ptr); use mask= otherwise")
     pointer = _check_pointer(pointer, "store")
     buf = pointer.buf
     buf.check_writable()

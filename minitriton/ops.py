@@ -232,7 +232,7 @@ def binary(a, b, op: str) -> tensor:
         raise NotImplementedError(op)
     if op in _COMPARE:
         return tensor(out, D.int1, shape)
-    return _alu(tensor(_round(out, dt) if dt.kind == "f" and dt.bits == 16 else out.astype(dt.container, copy=False),
+    return _alu(tensor(_round(out, dt) if dt.kind == "f" and dt.bits <= 16 else out.astype(dt.container, copy=False),
                        dt, shape))
 
 
@@ -464,6 +464,34 @@ maximum = _binary_fn("maximum", np.maximum)
 minimum = _binary_fn("minimum", np.minimum)
 
 
+def umulhi(x, y):
+    """The high half of the 2N-bit product of two N-bit integers, read as unsigned (PTX's mul.hi.u)."""
+    from .random import mulhi_unsigned
+    x, y, dt = operands(x, y)
+    if not dt.is_int() or dt.is_bool() or dt.bits < 32:
+        raise TypeError(f"tl.umulhi needs 32- or 64-bit integer operands, got {x.dtype} and {y.dtype}")
+    shape = _bshape(x.shape, y.shape)
+    udt = np.dtype(f"u{dt.bits // 8}")
+    a, b = (np.ascontiguousarray(_aligned(t, len(shape), dt)).view(udt) for t in (x, y))
+    a, b = np.broadcast_arrays(a, b)
+    return tensor(mulhi_unsigned(a, b, dt.bits).view(dt.container), dt, shape)
+
+
+def fdiv(x, y, ieee_rounding=False):
+    x, y = to_tensor(x), to_tensor(y)
+    if not x.dtype.is_floating() or not y.dtype.is_floating():
+        raise TypeError(f"tl.math.fdiv needs floating-point operands, got {x.dtype} and {y.dtype}")
+    return x / y
+
+
+def div_rn(x, y):
+    """Division rounded to nearest even: numpy's IEEE division is exactly that."""
+    return fdiv(x, y, ieee_rounding=True)
+
+
+sqrt_rn = _float_unary("sqrt_rn", np.sqrt)  # numpy's sqrt is correctly rounded
+
+
 def clamp(x, min, max, **_):
     return minimum(maximum(x, min), max)
 
@@ -564,6 +592,21 @@ def broadcast_to(x, *shape):
     return tensor(np.broadcast_to(v, (v.shape[0],) + shape), x.dtype, shape, buf=x.buf)
 
 
+def ravel(x, can_reorder=False):
+    return reshape(x, (x.numel,))
+
+
+def swizzle2d(i, j, size_i, size_j, size_g):
+    """Renumber a size_i x size_j grid so that consecutive ids walk groups of size_g rows
+    column by column (the L2-friendly order of Triton's matmul tutorial)."""
+    linear = i * size_j + j
+    per_group = size_g * size_j
+    first_row = (linear // per_group) * size_g
+    rows_here = minimum(size_i - first_row, size_g)
+    within = linear % per_group
+    return first_row + within % rows_here, within // rows_here
+
+
 def broadcast(x, y):
     shape = _bshape(to_tensor(x).shape, to_tensor(y).shape)
     return broadcast_to(x, shape), broadcast_to(y, shape)
@@ -627,7 +670,7 @@ def sum(input, axis=None, keep_dims=False, dtype=None):
     else:
         r = _reduce(x, axis, keep_dims, lambda v, a: np.sum(v.astype(dt.container, copy=False), axis=a,
                                                            dtype=dt.container), dt)
-    return tensor(_round(r.v, dt), dt, r.shape) if dt.is_floating() and dt.bits == 16 else r
+    return tensor(_round(r.v, dt), dt, r.shape) if dt.is_floating() and dt.bits <= 16 else r
 
 
 def max(input, axis=None, return_indices=False, return_indices_tie_break_left=True, keep_dims=False):
@@ -655,9 +698,9 @@ def xor_sum(input, axis=None, keep_dims=False):
     return _reduce(x, axis, keep_dims, lambda v, a: np.bitwise_xor.reduce(v, axis=a), x.dtype)
 
 
-def cumsum(input, axis=0, reverse=False):
+def cumsum(input, axis=0, reverse=False, dtype=None):
     x = to_tensor(input)
-    dt = _acc_dtype(x.dtype)
+    dt = _cv(dtype) or _acc_dtype(x.dtype)
     ax = int(_cv(axis)) % len(x.shape) + 1
     v = x.v.astype(dt.container)
     if reverse:

@@ -40,7 +40,13 @@ def _round(x: np.ndarray, dt) -> np.ndarray:
         return _numba.round_to_half(x)
     if dt is D.bfloat16:
         return np.asarray(x, np.float32).astype(D.bfloat16.np).astype(np.float32)
+    if dt.kind == "f" and dt.bits == 8:
+        top = _FP8_MAX[dt.name]
+        return np.clip(np.asarray(x, np.float32), -top, top).astype(dt.np).astype(np.float32)
     return x.astype(dt.container, copy=False)
+
+
+_FP8_MAX = {d.name: np.float32(D.ml_dtypes.finfo(d.np).max) for d in D.FP8}
 
 
 class _ArrayPool(threading.local):
@@ -227,9 +233,24 @@ class tensor:
         from .ops import trans
         return trans(self)
 
+    def __getattr__(self, name):
+        # Triton's tensor methods: x.sum(axis=0), x.broadcast_to(...), x.cast(...), x.sort(), ...
+        if name in _METHODS:
+            from . import language, ops
+            fn = getattr(ops if name.startswith("logical_") else language, name)
+            return lambda *args, **kw: fn(self, *args, **kw)
+        raise AttributeError(f"'tensor' object has no attribute {name!r}")
+
     def reshape(self, *shape, **kw):
         from .ops import reshape
         return reshape(self, shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape, **kw)
+
+
+_METHODS = frozenset((
+    "cast", "broadcast_to", "expand_dims", "view", "permute", "ravel", "trans", "split", "join", "interleave",
+    "sum", "max", "min", "argmax", "argmin", "xor_sum", "cumsum", "cumprod", "reduce", "associative_scan",
+    "sort", "flip", "topk", "gather", "histogram", "sigmoid", "softmax", "exp", "exp2", "log", "log2", "sqrt",
+    "rsqrt", "sin", "cos", "abs", "floor", "ceil", "erf", "fma", "umulhi", "logical_and", "logical_or"))
 
 
 def uniform(value, dtype) -> tensor:

@@ -1,0 +1,147 @@
+"""Operations that move elements within a block: flip, sort, topk, gather, histogram, and the
+join / split / interleave / cat family that pairs blocks up or takes them apart.
+
+Each works on every program's row at once (the leading axis of a tensor's values).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import dtypes as D
+from .tensor import tensor, to_tensor, constexpr
+from .combine import concat
+
+
+def _cv(x):
+    return x.value if isinstance(x, constexpr) else x
+
+
+def _axis(x: tensor, dim, what, default_last=True):
+    if not x.shape:
+        raise ValueError(f"tl.{what} needs a block, not a scalar")
+    dim = _cv(dim)
+    if dim is None:
+        if not default_last and len(x.shape) != 1:
+            raise ValueError(f"tl.{what} needs dim= for a block of rank {len(x.shape)}")
+        return len(x.shape) - 1
+    dim = int(dim)
+    if not -len(x.shape) <= dim < len(x.shape):
+        raise ValueError(f"tl.{what}: dim {dim} is out of range for a block of shape {list(x.shape)}")
+    return dim % len(x.shape)
+
+
+def flip(x, dim=None):
+    x = to_tensor(x)
+    ax = _axis(x, dim, "flip")
+    return tensor(np.flip(x.v, ax + 1), x.dtype, x.shape)
+
+
+def _sorted(x: tensor, dim, descending, what):
+    ax = _axis(x, dim, what)
+    if ax != len(x.shape) - 1:
+        raise ValueError(f"tl.{what} sorts along the last dimension only (as Triton), got dim={dim}")
+    v = np.sort(x.v, axis=-1)
+    return np.flip(v, -1) if _cv(descending) else v
+
+
+def sort(x, dim=None, descending=False):
+    x = to_tensor(x)
+    return tensor(np.ascontiguousarray(_sorted(x, dim, descending, "sort")), x.dtype, x.shape)
+
+
+def topk(x, k, dim=None):
+    """The k largest elements along the last dimension, largest first."""
+    x = to_tensor(x)
+    k = int(_cv(k))
+    if not 1 <= k <= x.shape[-1]:
+        raise ValueError(f"tl.topk: k={k} must be between 1 and the last dimension {x.shape[-1]}")
+    v = np.ascontiguousarray(_sorted(x, dim, True, "topk")[..., :k])
+    return tensor(v, x.dtype, x.shape[:-1] + (k,))
+
+
+def gather(src, index, axis):
+    """out[..., i, ...] = src[..., index[..., i, ...], ...] along `axis` (numpy's take_along_axis)."""
+    src, index = to_tensor(src), to_tensor(index)
+    ax = _axis(src, axis, "gather")
+    if not index.dtype.is_int() or len(index.shape) != len(src.shape):
+        raise TypeError(f"tl.gather: index must be an integer block of the same rank as src, got "
+                        f"{index.dtype} {list(index.shape)}")
+    from . import context
+    rows = max(src.rows, index.rows)
+    idx = np.broadcast_to(index.v.astype(np.int64), (rows,) + index.shape)
+    n = src.shape[ax]
+    bad = (idx < 0) | (idx >= n)
+    active = context.current().active
+    if active is not None and active.shape[0] == rows:  # programs not running have no say
+        bad &= active.reshape((rows,) + (1,) * len(index.shape))
+        idx = np.clip(idx, 0, n - 1)
+    if bad.any():
+        raise IndexError(f"tl.gather: index {int(idx[bad][0])} out of range [0, {n}) along axis {ax}")
+    sv = np.broadcast_to(src.v, (rows,) + src.v.shape[1:])
+    return tensor(np.take_along_axis(sv, idx, axis=ax + 1), src.dtype, index.shape)
+
+
+def histogram(input, num_bins, mask=None):
+    """Counts of the values 0 .. num_bins-1 (int32); masked-off lanes are not counted.  A counted
+    value outside the bins is an error (on a GPU it is undefined behaviour)."""
+    x = to_tensor(input)
+    num_bins = int(_cv(num_bins))
+    if not x.dtype.is_int() or len(x.shape) != 1:
+        raise TypeError(f"tl.histogram needs a 1-D integer block, got {x.dtype} {list(x.shape)}")
+    from . import context
+    from .ops import broadcast_to
+    parts = [x.v.astype(np.int64)]
+    if mask is not None:
+        parts.append(broadcast_to(to_tensor(mask), x.shape).v.astype(bool))
+    active = context.current().active
+    if active is not None:
+        parts.append(active[:, None])
+    rows = max(p.shape[0] for p in parts)
+    v = np.broadcast_to(parts[0], (rows,) + x.shape)
+    keep = np.ones(v.shape, bool)
+    for p in parts[1:]:
+        keep = keep & p
+    bad = keep & ((v < 0) | (v >= num_bins))
+    if bad.any():
+        raise ValueError(f"tl.histogram: value {int(v[bad][0])} is outside the {num_bins} bins [0, {num_bins}); "
+                         f"mask it off")
+    flat = (v + np.arange(rows)[:, None] * num_bins)[keep]
+    counts = np.bincount(flat, minlength=rows * num_bins).reshape(rows, num_bins).astype(np.int32)
+    return tensor(counts, D.int32, (num_bins,))
+
+
+def join(a, b):
+    """A new minor dimension of size 2: out[..., 0] = a, out[..., 1] = b."""
+    from .ops import broadcast, operands
+    a, b, dt = operands(a, b)
+    a, b = broadcast(a.to(dt), b.to(dt))
+    rows = max(a.rows, b.rows)
+    v = np.stack([np.broadcast_to(a.v, (rows,) + a.v.shape[1:]), np.broadcast_to(b.v, (rows,) + b.v.shape[1:])],
+                 axis=-1)
+    return tensor(v, dt, a.shape + (2,))
+
+
+def split(a):
+    a = to_tensor(a)
+    if not a.shape or a.shape[-1] != 2:
+        raise ValueError(f"tl.split needs a block whose last dimension is 2, got shape {list(a.shape)}")
+    return (tensor(np.ascontiguousarray(a.v[..., 0]), a.dtype, a.shape[:-1]),
+            tensor(np.ascontiguousarray(a.v[..., 1]), a.dtype, a.shape[:-1]))
+
+
+def interleave(a, b):
+    """Alternating elements of a and b along the last dimension."""
+    c = join(a, b)
+    shape = c.shape[:-2] + (2 * c.shape[-2],) if len(c.shape) > 1 else (2,)
+    return tensor(c.v.reshape((c.rows,) + shape), c.dtype, shape)
+
+
+def cat(input, other, can_reorder=False):
+    if not _cv(can_reorder):
+        raise ValueError("tl.cat(..., can_reorder=False) is not supported (as in Triton): pass can_reorder=True, "
+                         "or use tl.join / tl.interleave when the order matters")
+    from .ops import operands
+    a, b, dt = operands(input, other)
+    if len(a.shape) != 1 or len(b.shape) != 1:
+        raise ValueError(f"tl.cat joins 1-D blocks (as Triton), got {list(a.shape)} and {list(b.shape)}")
+    return concat([a.to(dt), b.to(dt)], 0)

@@ -1,0 +1,420 @@
+"""The rest of Triton's language: user combine functions, scans, sorting, joins, histograms,
+Philox random numbers, fp8, block pointers, tensor methods.  The cases follow Triton's own
+unit tests (test_core.py, test_standard.py, test_random.py) in our own code: each kernel runs
+in lockstep and one program at a time, and both must give numpy's (or Triton's) answer."""
+import numpy as np
+import pytest
+
+import minitriton as mt
+import minitriton.language as tl
+
+
+def both(run):
+    first = run()
+    with mt.one_program_at_a_time():
+        second = run()
+    return first, second
+
+
+# ---------------------------------------------------------------- combine functions
+@mt.jit
+def _add(a, b):
+    return a + b
+
+
+@mt.jit
+def _argmax_first(v1, i1, v2, i2):
+    take_left = (v1 > v2) | ((v1 == v2) & (i1 < i2))
+    return tl.where(take_left, v1, v2), tl.where(take_left, i1, i2)
+
+
+@mt.jit
+def _recurrence(a1, b1, a2, b2):
+    """Composition of y -> a*y + b maps: associative, not commutative."""
+    return a1 * a2, b1 * a2 + b2
+
+
+@mt.jit
+def reduce_kernel(x_ptr, sum_ptr, arg_ptr, all_ptr, keep_ptr, R: tl.constexpr, C: tl.constexpr):
+    pid = tl.program_id(0)
+    r, c = tl.arange(0, R), tl.arange(0, C)
+    x = tl.load(x_ptr + pid * R * C + r[:, None] * C + c[None, :])
+    tl.store(sum_ptr + pid * C + c, tl.reduce(x, 0, _add))
+    _, idx = tl.reduce((x, tl.broadcast_to(c[None, :], (R, C))), 1, _argmax_first)
+    tl.store(arg_ptr + pid * R + r, idx)
+    tl.store(all_ptr + pid, tl.reduce(x, None, _add))
+    k = tl.reduce(x, None, _add, keep_dims=True)
+    tl.static_assert(k.shape == [1, 1])
+    tl.store(keep_ptr + pid + tl.arange(0, 1)[:, None], k)
+
+
+def test_reduce_with_a_user_combine_function():
+    rng = np.random.default_rng(0)
+    x = rng.integers(-3, 4, (3, 8, 16)).astype(np.int32)  # many ties: the first index must win
+
+    def run():
+        s, a = np.zeros((3, 16), np.int32), np.zeros((3, 8), np.int32)
+        t, k = np.zeros(3, np.int32), np.zeros(3, np.int32)
+        reduce_kernel[(3,)](x, s, a, t, k, R=8, C=16)
+        return s, a, t, k
+    for s, a, t, k in both(run):
+        np.testing.assert_array_equal(s, x.sum(1))
+        np.testing.assert_array_equal(a, x.argmax(2))
+        np.testing.assert_array_equal(t, x.sum((1, 2)))
+        np.testing.assert_array_equal(k, x.sum((1, 2)))
+
+
+@mt.jit
+def scan_kernel(a_ptr, b_ptr, y_ptr, rev_ptr, prod_ptr, N: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = pid * N + tl.arange(0, N)
+    a, b = tl.load(a_ptr + offs), tl.load(b_ptr + offs)
+    _, y = tl.associative_scan((a, b), 0, _recurrence)
+    tl.store(y_ptr + offs, y)
+    tl.store(rev_ptr + offs, tl.associative_scan(b, 0, _add, reverse=True))
+    tl.store(prod_ptr + offs, a.cumprod(0))
+
+
+def test_associative_scan_keeps_operand_order_and_reverses():
+    rng = np.random.default_rng(1)
+    a = rng.uniform(0.5, 1.0, (2, 32)).astype(np.float32)
+    b = rng.standard_normal((2, 32)).astype(np.float32)
+    want = np.zeros_like(b)
+    for p in range(2):
+        y = np.float32(0)
+        for i in range(32):
+            y = a[p, i] * y + b[p, i]
+            want[p, i] = y
+
+    def run():
+        y, rev, prod = np.zeros_like(b), np.zeros_like(b), np.zeros_like(b)
+        scan_kernel[(2,)](a, b, y, rev, prod, N=32)
+        return y, rev, prod
+    for y, rev, prod in both(run):
+        np.testing.assert_allclose(y, want, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(rev, np.flip(np.cumsum(np.flip(b, 1), 1), 1), rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(prod, np.cumprod(a, 1), rtol=1e-5)
+
+
+def test_cumprod_of_small_ints_wraps_in_their_type():
+    @mt.jit
+    def k(x_ptr, y_ptr, N: tl.constexpr):
+        offs = tl.arange(0, N)
+        tl.store(y_ptr + offs, tl.cumprod(tl.load(x_ptr + offs), 0))
+    x = np.full(8, 3, np.int8)
+    y = np.zeros(8, np.int8)
+    k[(1,)](x, y, N=8)
+    np.testing.assert_array_equal(y, np.cumprod(x.astype(np.int64)).astype(np.int8))
+
+
+# ---------------------------------------------------------------- rearranging blocks
+@mt.jit
+def rearrange_kernel(x_ptr, asc_ptr, desc_ptr, top_ptr, flip0_ptr, flip1_ptr, g_ptr, R: tl.constexpr, C: tl.constexpr):
+    pid = tl.program_id(0)
+    r, c = tl.arange(0, R), tl.arange(0, C)
+    grid = pid * R * C + r[:, None] * C + c[None, :]
+    x = tl.load(x_ptr + grid)
+    tl.store(asc_ptr + grid, tl.sort(x))
+    tl.store(desc_ptr + grid, x.sort(descending=True))
+    tl.store(top_ptr + pid * R * 4 + r[:, None] * 4 + tl.arange(0, 4)[None, :], tl.topk(x, 4))
+    tl.store(flip0_ptr + grid, tl.flip(x, 0))
+    tl.store(flip1_ptr + grid, x.flip())
+    rev = (C - 1 - c)[None, :] + r[:, None] * 0
+    tl.store(g_ptr + grid, tl.gather(x, rev, 1))
+
+
+def test_sort_topk_flip_gather():
+    x = np.random.default_rng(2).standard_normal((2, 4, 16)).astype(np.float32)
+
+    def run():
+        outs = [np.zeros_like(x) for _ in range(5)]
+        top = np.zeros((2, 4, 4), np.float32)
+        rearrange_kernel[(2,)](x, outs[0], outs[1], top, outs[2], outs[3], outs[4], R=4, C=16)
+        return outs, top
+    for (asc, desc, f0, f1, g), top in both(run):
+        np.testing.assert_array_equal(asc, np.sort(x, -1))
+        np.testing.assert_array_equal(desc, np.sort(x, -1)[..., ::-1])
+        np.testing.assert_array_equal(top, np.sort(x, -1)[..., ::-1][..., :4])
+        np.testing.assert_array_equal(f0, x[:, ::-1, :])
+        np.testing.assert_array_equal(f1, x[:, :, ::-1])
+        np.testing.assert_array_equal(g, x[:, :, ::-1])
+
+
+@mt.jit
+def pairs_kernel(a_ptr, b_ptr, inter_ptr, lo_ptr, hi_ptr, cat_ptr, N: tl.constexpr):
+    offs = tl.arange(0, N)
+    a, b = tl.load(a_ptr + offs), tl.load(b_ptr + offs)
+    tl.store(inter_ptr + tl.arange(0, 2 * N), tl.interleave(a, b))
+    j = tl.join(a, b)
+    tl.static_assert(j.shape == [N, 2])
+    lo, hi = j.split()
+    tl.store(lo_ptr + offs, lo)
+    tl.store(hi_ptr + offs, hi)
+    tl.store(cat_ptr + tl.arange(0, 2 * N), tl.cat(a, b, can_reorder=True))
+
+
+def test_join_split_interleave_cat():
+    a, b = np.arange(8, dtype=np.int32), np.arange(8, dtype=np.int32) * 10
+    inter, lo, hi, cat = np.zeros(16, np.int32), np.zeros(8, np.int32), np.zeros(8, np.int32), np.zeros(16, np.int32)
+    pairs_kernel[(1,)](a, b, inter, lo, hi, cat, N=8)
+    np.testing.assert_array_equal(inter, np.stack([a, b], 1).reshape(-1))
+    np.testing.assert_array_equal(lo, a)
+    np.testing.assert_array_equal(hi, b)
+    np.testing.assert_array_equal(np.sort(cat), np.sort(np.concatenate([a, b])))
+
+
+def test_cat_without_reordering_is_refused_as_in_triton():
+    @mt.jit
+    def k(a_ptr, N: tl.constexpr):
+        x = tl.load(a_ptr + tl.arange(0, N))
+        tl.store(a_ptr + tl.arange(0, 2 * N), tl.cat(x, x))
+    with pytest.raises(ValueError, match="can_reorder"):
+        k[(1,)](np.zeros(16, np.float32), N=8)
+
+
+@mt.jit
+def histogram_kernel(x_ptr, h_ptr, n, N: tl.constexpr, BINS: tl.constexpr):
+    offs = tl.arange(0, N)
+    m = offs < n
+    x = tl.load(x_ptr + offs, mask=m, other=-1)
+    tl.store(h_ptr + tl.program_id(0) * BINS + tl.arange(0, BINS), tl.histogram(x, BINS, mask=m))
+
+
+def test_histogram_counts_masked_values_only_and_refuses_out_of_range():
+    x = np.random.default_rng(3).integers(0, 16, 100).astype(np.int32)
+
+    def run():
+        h = np.zeros((2, 16), np.int32)
+        histogram_kernel[(2,)](x, h, 100, N=128, BINS=16)
+        return h
+    for h in both(run):
+        np.testing.assert_array_equal(h, np.tile(np.bincount(x, minlength=16), (2, 1)))
+    with pytest.raises(ValueError, match="outside the 8 bins"):
+        histogram_kernel[(1,)](x, np.zeros(8, np.int32), 100, N=128, BINS=8)
+
+
+# ---------------------------------------------------------------- integer and float math
+@pytest.mark.parametrize("dtype", [np.int32, np.uint32, np.int64, np.uint64])
+def test_umulhi_is_the_high_half_of_the_unsigned_product(dtype):
+    @mt.jit
+    def k(x_ptr, y_ptr, z_ptr, N: tl.constexpr):
+        offs = tl.arange(0, N)
+        tl.store(z_ptr + offs, tl.umulhi(tl.load(x_ptr + offs), tl.load(y_ptr + offs)))
+    info = np.iinfo(dtype)
+    rng = np.random.default_rng(4)
+    x = rng.integers(info.min, info.max, 64, dtype=dtype, endpoint=True)
+    y = rng.integers(info.min, info.max, 64, dtype=dtype, endpoint=True)
+    x[:2], y[:2] = info.max, info.min
+    z = np.zeros_like(x)
+    k[(1,)](x, y, z, N=64)
+    bits = 8 * np.dtype(dtype).itemsize
+    mask = (1 << bits) - 1
+    want = [((int(a) & mask) * (int(b) & mask)) >> bits for a, b in zip(x, y)]
+    np.testing.assert_array_equal(z.view(f"u{bits // 8}"), np.array(want, f"u{bits // 8}"))
+
+
+def test_fdiv_div_rn_sqrt_rn_are_ieee():
+    @mt.jit
+    def k(x_ptr, y_ptr, a_ptr, b_ptr, c_ptr, N: tl.constexpr):
+        offs = tl.arange(0, N)
+        x, y = tl.load(x_ptr + offs), tl.load(y_ptr + offs)
+        tl.store(a_ptr + offs, tl.math.fdiv(x, y))
+        tl.store(b_ptr + offs, tl.math.div_rn(x, y))
+        tl.store(c_ptr + offs, tl.math.sqrt_rn(x))
+    rng = np.random.default_rng(5)
+    x, y = rng.uniform(0, 100, 64).astype(np.float32), rng.uniform(1, 3, 64).astype(np.float32)
+    a, b, c = (np.zeros(64, np.float32) for _ in range(3))
+    k[(1,)](x, y, a, b, c, N=64)
+    np.testing.assert_array_equal(a, x / y)
+    np.testing.assert_array_equal(b, x / y)
+    np.testing.assert_array_equal(c, np.sqrt(x))
+
+
+# ---------------------------------------------------------------- random numbers
+@mt.jit
+def philox_kernel(c_ptr, out_ptr, seed):
+    i = tl.arange(0, 4)
+    cs = [tl.load(c_ptr + j + i * 0) for j in tl.static_range(4)]
+    a, b, c, d = tl.philox(seed, cs[0], cs[1], cs[2], cs[3])
+    tl.store(out_ptr + i * 4 + 0, a)
+    tl.store(out_ptr + i * 4 + 1, b)
+    tl.store(out_ptr + i * 4 + 2, c)
+    tl.store(out_ptr + i * 4 + 3, d)
+
+
+# Random123's known-answer vectors for Philox4x32-10 (kat_vectors): counter, key, output
+KAT = [((0, 0, 0, 0), (0, 0), (0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8)),
+       ((0xffffffff,) * 4, (0xffffffff,) * 2, (0x408f276d, 0x41c83b0e, 0xa20bc7c6, 0x6d5451fd)),
+       ((0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344), (0xa4093822, 0x299f31d0),
+        (0xd16cfe09, 0x94fdcceb, 0x5001e420, 0x24126ea1))]
+
+
+@pytest.mark.parametrize("counter,key,want", KAT)
+def test_philox_matches_random123_known_answers(counter, key, want):
+    out = np.zeros(16, np.uint32)
+    philox_kernel[(1,)](np.array(counter, np.uint32), out, np.uint64(key[0] | key[1] << 32))
+    np.testing.assert_array_equal(out.reshape(4, 4), np.tile(np.array(want, np.uint32), (4, 1)))
+
+
+@mt.jit
+def random_kernel(i_ptr, u_ptr, n_ptr, seed, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(i_ptr + offs, tl.randint(seed, offs))
+    tl.store(u_ptr + offs, tl.rand(seed, offs))
+    tl.store(n_ptr + offs, tl.randn(seed, offs))
+
+
+def test_rand_and_randn_follow_triton_from_the_same_stream():
+    def run():
+        i, u, n = np.zeros(4096, np.uint32), np.zeros(4096, np.float32), np.zeros(4096, np.float32)
+        random_kernel[(16,)](i, u, n, 1234, BLOCK=256)
+        return i, u, n
+    (i, u, n), (i2, u2, n2) = both(run)
+    np.testing.assert_array_equal(i, i2)
+    np.testing.assert_array_equal(u, u2)
+    # Triton's conversion: |signed value| (as -x-1 below zero) times 4.6566127342e-10
+    s = i.view(np.int32).astype(np.int64)
+    want_u = np.where(s < 0, -s - 1, s).astype(np.float32) * np.float32(4.6566127342e-10)
+    np.testing.assert_array_equal(u, want_u)
+    assert 0 <= u.min() and u.max() < 1 and abs(u.mean() - 0.5) < 0.02
+    assert abs(n.mean()) < 0.05 and abs(n.std() - 1) < 0.05
+    # a different seed is a different stream; the same (seed, offset) is the same number anywhere
+    i3 = np.zeros(4096, np.uint32)
+    random_kernel[(16,)](i3, np.zeros(4096, np.float32), np.zeros(4096, np.float32), 1235, BLOCK=256)
+    assert (i3 != i).mean() > 0.99
+    i4 = np.zeros(4096, np.uint32)
+    random_kernel[(4,)](i4, np.zeros(4096, np.float32), np.zeros(4096, np.float32), 1234, BLOCK=1024)
+    np.testing.assert_array_equal(i4, i)
+
+
+# ---------------------------------------------------------------- fp8
+@mt.jit
+def convert_kernel(x_ptr, y_ptr, N: tl.constexpr):
+    offs = tl.arange(0, N)
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs).to(y_ptr.dtype.element_ty))
+
+
+def test_fp8_rounds_to_nearest_even_and_saturates():
+    x = np.array([17.0, 19.0, 0.1, 1e6, -1e30, np.inf, np.nan, 2.0 ** -9], np.float32)
+    for dt, top in ((tl.float8e4nv, 448.0), (tl.float8e5, 57344.0)):
+        y = mt.reinterpret(np.zeros(8, np.uint8), dt)
+        convert_kernel[(1,)](x, y, N=8)
+        back = y.astype(np.float32)
+        assert back[3] == top and back[4] == -top and back[5] == top and np.isnan(back[6])
+        if dt is tl.float8e4nv:
+            assert back[0] == 16.0 and back[1] == 20.0  # ties to even (mantissa 3 bits: 16, 18, 20)
+        z = np.zeros(8, np.float32)
+        convert_kernel[(1,)](y, z, N=8)
+        np.testing.assert_array_equal(z[~np.isnan(z)], back[~np.isnan(back)])
+
+
+def test_fp8_arithmetic_types():
+    @mt.jit
+    def k(a_ptr, b_ptr, same_ptr, mixed_ptr, N: tl.constexpr):
+        offs = tl.arange(0, N)
+        a, b = tl.load(a_ptr + offs), tl.load(b_ptr + offs)
+        s = a + a
+        tl.static_assert(s.dtype == tl.float8e4nv)
+        m = a + b
+        tl.static_assert(m.dtype == tl.float16)
+        tl.store(same_ptr + offs, s)
+        tl.store(mixed_ptr + offs, m)
+    a = np.array([1.0, 240.0, 0.3, -2.5], np.float32).astype(tl.float8e4nv.np)
+    b = np.array([1.0, 2.0, 3.0, 4.0], np.float32).astype(tl.float8e5.np)
+    same, mixed = np.zeros(4, tl.float8e4nv.np), np.zeros(4, np.float16)
+    k[(1,)](a, b, same, mixed, N=4)
+    np.testing.assert_array_equal(same.astype(np.float32),
+                                  np.clip(2 * a.astype(np.float32), -448, 448).astype(tl.float8e4nv.np).astype(np.float32))
+    np.testing.assert_array_equal(mixed, (a.astype(np.float32) + b.astype(np.float32)).astype(np.float16))
+
+    @mt.jit
+    def bad(a_ptr, i_ptr):
+        tl.store(a_ptr, tl.load(a_ptr) + tl.load(i_ptr))
+    with pytest.raises(TypeError, match="fp8"):
+        bad[(1,)](a, np.zeros(1, np.int32))
+
+
+def test_reinterpret_checks_widths():
+    with pytest.raises(ValueError, match="elements are 4 bytes"):
+        mt.reinterpret(np.zeros(4, np.float32), tl.float8e5)
+
+
+# ---------------------------------------------------------------- block pointers
+@mt.jit
+def block_ptr_matmul(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    pid_m, pid_n = tl.program_id(0), tl.program_id(1)
+    a_bp = tl.make_block_ptr(a_ptr, (M, K), (K, 1), (pid_m * BM, 0), (BM, BK), (1, 0))
+    b_bp = tl.make_block_ptr(b_ptr, (K, N), (N, 1), (0, pid_n * BN), (BK, BN), (1, 0))
+    acc = tl.zeros((BM, BN), tl.float32)
+    for _ in range(0, K, BK):
+        acc += tl.dot(tl.load(a_bp, boundary_check=(0, 1), padding_option="zero"),
+                      tl.load(b_bp, boundary_check=(0, 1), padding_option="zero"))
+        a_bp = tl.advance(a_bp, (0, BK))
+        b_bp = b_bp.advance((BK, 0))
+    c_bp = tl.make_block_ptr(c_ptr, (M, N), (N, 1), (pid_m * BM, pid_n * BN), (BM, BN), (1, 0))
+    tl.store(c_bp, acc, boundary_check=(0, 1))
+
+
+@pytest.mark.parametrize("shape", [(64, 64, 64), (50, 70, 40)])
+def test_block_pointer_matmul_with_ragged_edges(shape):
+    M, N, K = shape
+    rng = np.random.default_rng(6)
+    a, b = rng.standard_normal((M, K)).astype(np.float16), rng.standard_normal((K, N)).astype(np.float16)
+
+    def run():
+        c = np.full((M, N), -7, np.float32)
+        block_ptr_matmul[(mt.cdiv(M, 32), mt.cdiv(N, 32))](a, b, c, M, N, K, BM=32, BN=32, BK=16)
+        return c, block_ptr_matmul.last_launch["path"]
+    (c1, path), (c2, _) = both(run)
+    assert path == "lockstep"
+    for c in (c1, c2):
+        np.testing.assert_allclose(c, a.astype(np.float32) @ b.astype(np.float32), rtol=1e-3, atol=1e-3)
+
+
+def test_block_pointer_nan_padding_and_misuse():
+    @mt.jit
+    def k(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+        bp = tl.make_block_ptr(x_ptr, (n,), (1,), (0,), (BLOCK,), (0,))
+        tl.store(y_ptr + tl.arange(0, BLOCK), tl.load(bp, boundary_check=(0,), padding_option="nan"))
+    y = np.zeros(8, np.float32)
+    k[(1,)](np.arange(5, dtype=np.float32), y, 5, BLOCK=8)
+    np.testing.assert_array_equal(y[:5], np.arange(5))
+    assert np.isnan(y[5:]).all()
+
+    @mt.jit
+    def masked(x_ptr, BLOCK: tl.constexpr):
+        bp = tl.make_block_ptr(x_ptr, (BLOCK,), (1,), (0,), (BLOCK,), (0,))
+        tl.load(bp, mask=tl.arange(0, BLOCK) < 2)
+    with pytest.raises(ValueError, match="boundary_check"):
+        masked[(1,)](np.zeros(8, np.float32), BLOCK=8)
+
+
+# ---------------------------------------------------------------- tensor methods and helpers
+def test_tensor_methods_and_swizzle2d():
+    @mt.jit
+    def k(x_ptr, s_ptr, b_ptr, i_ptr, j_ptr, R: tl.constexpr, C: tl.constexpr):
+        r, c = tl.arange(0, R), tl.arange(0, C)
+        x = tl.load(x_ptr + r[:, None] * C + c[None, :])
+        tl.store(s_ptr + c, x.sum(axis=0))
+        row = x.max(axis=1).expand_dims(1).broadcast_to(R, C).cast(tl.int32)
+        tl.store(b_ptr + r[:, None] * C + c[None, :], row)
+        i, j = tl.swizzle2d(r[:, None], c[None, :], R, C, 3)
+        tl.store(i_ptr + r[:, None] * C + c[None, :], i)
+        tl.store(j_ptr + r[:, None] * C + c[None, :], j)
+    x = np.random.default_rng(7).uniform(0, 10, (8, 4)).astype(np.float32)
+    s, b = np.zeros(4, np.float32), np.zeros((8, 4), np.int32)
+    si, sj = np.zeros((8, 4), np.int32), np.zeros((8, 4), np.int32)
+    k[(1,)](x, s, b, si, sj, R=8, C=4)
+    np.testing.assert_allclose(s, x.sum(0), rtol=1e-6)
+    np.testing.assert_array_equal(b, np.broadcast_to(x.max(1).astype(np.int32)[:, None], (8, 4)))
+    # swizzle2d reference: groups of 3 rows walked column by column
+    want = np.zeros((8, 4, 2), np.int32)
+    for i in range(8):
+        for j in range(4):
+            lin = i * 4 + j
+            first = lin // 12 * 3
+            rows = min(8 - first, 3)
+            want[i, j] = first + lin % 12 % rows, lin % 12 // rows
+    np.testing.assert_array_equal(si, want[..., 0])
+    np.testing.assert_array_equal(sj, want[..., 1])
+    assert sorted(zip(si.ravel(), sj.ravel())) == [(i, j) for i in range(8) for j in range(4)]
