@@ -19,6 +19,7 @@ class LaunchState:
         self.active = None  # bool (rows,): the programs taking the current branch or loop trip (None: all)
         self.contexts = []  # control.Frame/Branch/Loop entered and not yet left, innermost last
         self.writes = 0     # stores and changing atomics so far (a loop that sees none may spin)
+        self.space = None   # addresses.AddressSpace: arrays reachable through int64 addresses
 
     def program_ids(self, axis) -> np.ndarray:
         """Each program's id along `axis` (one entry if they all share it)."""

@@ -140,13 +140,19 @@ class DotChain:
     the result no longer depends on BLOCK_K.
     """
 
-    __slots__ = ("acc", "terms", "out_dtype", "prec", "rows", "held", "counts")
+    __slots__ = ("acc", "terms", "out_dtype", "prec", "rows", "held", "counts", "live")
 
-    def __init__(self, acc, terms, out_dtype, prec, parent=None, counts=None):
+    def __init__(self, acc, terms, out_dtype, prec, parent=None, counts=None, live=None):
         """`parent`: the chain this one extends by terms[len(parent.terms):].  `counts`: how many
-        of the terms each program has (programs that left a loop early have fewer), or None."""
+        of the terms each program has (programs that left a loop early have fewer), or None.
+        `live`: the programs that were running when some term was added (None: all of them);
+        a value computed for a program that is not running is never observed (control flow
+        merges keep its old value), so the others' products are skipped."""
         self.acc, self.terms, self.out_dtype, self.prec = acc, terms, out_dtype, prec
         self.counts = counts
+        st = context._local.__dict__.get("state")
+        self.live = _union(st.active if st is not None else None, parent.live if parent is not None else live,
+                           parent is not None or live is not None)
         new = terms[len(parent.terms):] if parent is not None else terms
         ops_ = [t for pair in new for t in pair]
         self.rows = builtins.max([t.rows for t in ops_] + [parent.rows if parent is not None else 1]
@@ -165,15 +171,23 @@ class DotChain:
             shape = expected_shape(self.terms[0][0], self.terms[0][1])
             return np.zeros((self.rows,) + shape, self.out_dtype.container)
         if self.counts is not None:
-            return self._evaluate_ragged()
+            return self._evaluate_ragged(self.counts)
+        if self.live is not None and self.rows > 1 and self.live.shape[0] == self.rows and not self.live.all():
+            return self._evaluate_ragged(np.where(self.live, len(self.terms), -1))
         return self._evaluate()
 
-    def _evaluate_ragged(self):
-        """Programs with n terms get the chain of the first n terms, as if each ran alone."""
-        rows = self.counts.shape[0]
+    def _evaluate_ragged(self, counts):
+        """Programs with n terms get the chain of the first n terms, as if each ran alone;
+        programs counted -1 were never running (their values are never observed)."""
+        rows = counts.shape[0]
         out = None
-        for n in np.unique(self.counts):
-            sel = np.flatnonzero(self.counts == n)
+        for n in np.unique(counts):
+            sel = np.flatnonzero(counts == n)
+            if n < 0:
+                if out is None:
+                    shape = expected_shape(self.terms[0][0], self.terms[0][1])
+                    out = np.zeros((rows,) + shape, self.out_dtype.container)
+                continue
             if n == 0:
                 part = self.acc.v if self.acc is not None else None
                 part = np.broadcast_to(part, (rows,) + part.shape[1:])[sel] if part is not None else 0
@@ -213,6 +227,13 @@ class DotChain:
         if self.out_dtype.kind == "f" and self.out_dtype.bits <= 16:
             prod = _round(prod, self.out_dtype)
         return prod
+
+
+def _union(active, other, has_other):
+    """Programs live in either mask (None: every program)."""
+    if active is None or (has_other and other is None):
+        return None
+    return active.copy() if not has_other else active | other
 
 
 def _rows_of(t, sel, rows):
@@ -322,9 +343,11 @@ def fuse_accumulate(x, y):
             chain = acc.lazy
             if chain is not None and acc._v is None and chain.extends(d.lazy.out_dtype, d.lazy.prec,
                                                                        d.lazy.terms[0][0].dtype):
-                return _chained(DotChain(chain.acc, chain.terms + d.lazy.terms, d.dtype, d.lazy.prec, chain),
-                                d.dtype, d.shape)
-            return tensor.deferred(DotChain(acc, d.lazy.terms, d.dtype, d.lazy.prec), d.dtype, d.shape)
+                fused = DotChain(chain.acc, chain.terms + d.lazy.terms, d.dtype, d.lazy.prec, chain)
+                fused.live = _union(fused.live, d.lazy.live, True)
+                return _chained(fused, d.dtype, d.shape)
+            return tensor.deferred(DotChain(acc, d.lazy.terms, d.dtype, d.lazy.prec, live=d.lazy.live), d.dtype,
+                                   d.shape)
     return None
 
 

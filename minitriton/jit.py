@@ -19,6 +19,7 @@ import types
 import numpy as np
 
 from . import context, counting, lowering
+from .addresses import AddressSpace
 from .buffers import bind_buffers
 from .memory import argument_pointer
 from .tensor import Divergent, MemoryPressure, argument, constexpr, tensor
@@ -224,10 +225,10 @@ class JITFunction:
                     raise TypeError(f"kernel '{self.__name__}': argument '{name}' has unsupported type "
                                     f"{type(a).__name__}; pass numpy arrays, numbers or constexpr values")
         storages = list({id(b.storage): b.storage for b in buffers.values()}.values())
-        return values, storages
+        return values, storages, AddressSpace(buffers, storages)
 
     def _execute(self, bound, grid, options=None):
-        values, buffers = self._arguments(bound)
+        values, buffers, space = self._arguments(bound)
         gx, gy, gz = grid
         z, y, x = np.meshgrid(np.arange(gz), np.arange(gy), np.arange(gx), indexing="ij")
         pids = np.stack([x.reshape(-1), y.reshape(-1), z.reshape(-1)], axis=1).astype(np.int32)
@@ -242,7 +243,7 @@ class JITFunction:
                 rows = LOCKSTEP_ROWS
                 while True:
                     try:
-                        counts = [self._run_programs(body, values, grid, pids[start:start + rows], buffers, recorder)
+                        counts = [self._run_programs(body, values, grid, pids[start:start + rows], buffers, space, recorder)
                                   for start in range(0, pids.shape[0], rows)]
                         break
                     except MemoryPressure:
@@ -259,7 +260,7 @@ class JITFunction:
                 if recorder is not None and pids.shape[0] > recorder.max_sequential:
                     order = np.unique(np.linspace(0, pids.shape[0] - 1, recorder.max_sequential).astype(int))
                     sampled = True
-                counts = [self._run_programs(body, values, grid, pids[row:row + 1], buffers, recorder)
+                counts = [self._run_programs(body, values, grid, pids[row:row + 1], buffers, space, recorder)
                           for row in order]
         except BaseException as e:
             for b in buffers:
@@ -282,8 +283,9 @@ class JITFunction:
         for b in buffers:
             b.commit()
 
-    def _run_programs(self, body, values, grid, pids, buffers, recorder=None):
+    def _run_programs(self, body, values, grid, pids, buffers, space, recorder=None):
         state = context.LaunchState(self.__name__, grid, pids, buffers)
+        state.space = space
         if recorder is not None:
             state.counts = counting.Counts.for_programs(pids)
         with context.running(state), np.errstate(all="ignore"):  # a GPU raises no FP exceptions

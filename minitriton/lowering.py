@@ -49,6 +49,65 @@ def _assigned(nodes) -> list[str]:
     return out
 
 
+def _reads(node, name) -> int:
+    """How many times `node` reads `name` (an augmented assignment reads its target)."""
+    n = 0
+    for x in ast.walk(node):
+        if isinstance(x, ast.Name) and x.id == name and isinstance(x.ctx, ast.Load):
+            n += 1
+        elif isinstance(x, ast.AugAssign) and isinstance(x.target, ast.Name) and x.target.id == name:
+            n += 1
+    return n
+
+
+def _binds(target, name) -> bool:
+    if isinstance(target, ast.Name):
+        return target.id == name
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return any(_binds(t, name) for t in target.elts)
+    return isinstance(target, ast.Starred) and _binds(target.value, name)
+
+
+def _written_first(stmts, name) -> bool:
+    """Whether every run of `stmts` binds `name` (at their top level) before reading it."""
+    for s in stmts:
+        if _reads(s, name):
+            return False
+        if isinstance(s, ast.Assign) and any(_binds(t, name) for t in s.targets) or \
+                isinstance(s, ast.AnnAssign) and s.value is not None and _binds(s.target, name):
+            return True
+        if name in _assigned([s]):
+            return False  # bound only on some paths
+    return False
+
+
+def _covered_reads(stmts, name) -> int:
+    """Reads of `name` within `stmts` that always see a value bound in the same block (this one
+    or a nested one) earlier on the same path."""
+    if _written_first(stmts, name):
+        return sum(_reads(s, name) for s in stmts)
+    n = 0
+    for s in stmts:
+        if isinstance(s, ast.If):
+            n += _covered_reads(s.body, name) + _covered_reads(s.orelse, name)
+        elif isinstance(s, ast.While):
+            n += _covered_reads(s.body, name)
+        elif isinstance(s, ast.For):
+            n += sum(_reads(x, name) for x in s.body) if _binds(s.target, name) else _covered_reads(s.body, name)
+    return n
+
+
+def load_counts(tree) -> dict:
+    """How many times each name is read anywhere in `tree`."""
+    loads = {}
+    for x in ast.walk(tree):
+        if isinstance(x, ast.Name) and isinstance(x.ctx, ast.Load) or isinstance(x, ast.AugAssign):
+            n = x.id if isinstance(x, ast.Name) else getattr(x.target, "id", None)
+            if n is not None:
+                loads[n] = loads.get(n, 0) + 1
+    return loads
+
+
 def _call(fn: str, *args) -> ast.Call:
     return ast.Call(func=ast.Attribute(value=ast.Name(_HELPER, ast.Load()), attr=fn, ctx=ast.Load()),
                     args=list(args), keywords=[])
@@ -86,8 +145,8 @@ def _if(test, body, orelse=()) -> ast.If:
 
 
 class _Lower(ast.NodeTransformer):
-    def __init__(self, frame: str, skip: set):
-        self.frame, self.skip = frame, skip
+    def __init__(self, frame: str, skip: set, loads: dict):
+        self.frame, self.skip, self.loads = frame, skip, loads
         self.loops: list[tuple[str, list[str]]] = []
         self.counter = itertools.count()
 
@@ -104,8 +163,18 @@ class _Lower(ast.NodeTransformer):
                 break
         return out
 
-    def names(self, nodes):
-        return [n for n in _assigned(nodes) if n not in self.skip]
+    def names(self, nodes, blocks=(), fresh=()):
+        """The names a statement assigns that must be merged between programs: not those local
+        to its blocks (bound before any read on every path through a block, and read nowhere
+        else in the kernel), whose values from other paths are never observed.  `fresh` names
+        are bound at the start of the only block (a for loop's target)."""
+        return [n for n in _assigned(nodes) if n not in self.skip and not self._local(n, blocks, fresh)]
+
+    def _local(self, name, blocks, fresh):
+        if not blocks:
+            return False
+        inside = sum(sum(_reads(s, name) for s in b) if name in fresh else _covered_reads(b, name) for b in blocks)
+        return inside == self.loads.get(name, 0)
 
     # -- nested definitions keep their own semantics --------------------------------------
     def visit_FunctionDef(self, node):
@@ -116,7 +185,7 @@ class _Lower(ast.NodeTransformer):
     # -- statements ----------------------------------------------------------------------
     def visit_If(self, node):
         b = self.fresh("b")
-        names = self.names(node.body + node.orelse)
+        names = self.names(node.body + node.orelse, [node.body, node.orelse])
         test = self.visit(node.test)
         return [
             ast.Assign(targets=[ast.Name(b, ast.Store())], value=_call("Branch", test)),
@@ -135,7 +204,7 @@ class _Lower(ast.NodeTransformer):
         if node.orelse:
             raise NotImplementedError("while ... else in a kernel is not supported")
         loop = self.fresh("l")
-        names = self.names(node.body + [node.test])
+        names = self.names(node.body + [node.test], [[ast.Expr(node.test)] + node.body])
         test = self.visit(node.test)
         self.loops.append((loop, names))
         body = self.block(node.body)
@@ -154,7 +223,8 @@ class _Lower(ast.NodeTransformer):
         if node.orelse:
             raise NotImplementedError("for ... else in a kernel is not supported")
         loop = self.fresh("l")
-        names = self.names([node.target] + node.body)
+        fresh = _assigned([node.target])
+        names = self.names([node.target] + node.body, [node.body], fresh)
         target = ast.Constant(node.target.id) if isinstance(node.target, ast.Name) else ast.Constant(None)
         it = self.visit(node.iter)
         self.loops.append((loop, names))
@@ -236,7 +306,7 @@ def lower(fn) -> types.CodeType | None:
         if isinstance(node, (ast.Global, ast.Nonlocal)):
             skip.update(node.names)
     frame = f"{_HELPER}_frame"
-    lowered = _Lower(frame, skip).block(fdef.body)
+    lowered = _Lower(frame, skip, load_counts(fdef)).block(fdef.body)
     fdef.body = [
         ast.Assign(targets=[ast.Name(frame, ast.Store())], value=_call("Frame")),
         ast.Try(body=lowered or [ast.Pass()], handlers=[], orelse=[],

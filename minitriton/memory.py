@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import dtypes as D
-from . import block_ptr, context, counting
+from . import addresses, block_ptr, context, counting
 from .buffers import Buffer, _Window, window, program_view
 from .tensor import tensor, to_tensor
 from .ops import _bshape
@@ -53,10 +53,15 @@ def pointer_binary(a, b, op):
 
 def pointer_where(cond, x, y):
     from .ops import where
-    if x.buf is None or y.buf is not x.buf:
-        raise TypeError("tl.where on pointers needs two pointers into the same argument")
+    if x.buf is None or y.buf is None:
+        raise TypeError("tl.where cannot choose between a pointer and a number")
+    if y.buf is not x.buf:  # pointers into different arrays: choose between addresses
+        if x.dtype != y.dtype:
+            raise TypeError(f"tl.where between pointers of different types {x.dtype} and {y.dtype}")
+        space = addresses.space()
+        x, y = space.encoded(x), space.encoded(y)
     r = where(cond, _offsets(x), _offsets(y))
-    return tensor(r.v, x.dtype, r.shape, buf=x.buf)
+    return tensor(r._v, x.dtype, r.shape, aff=r.aff, buf=x.buf)
 
 
 # ---------------------------------------------------------------- access helpers
@@ -185,6 +190,8 @@ def load(pointer, mask=None, other=None, boundary_check=(), padding_option="", c
     pointer = _check_pointer(pointer, "load")
     buf = pointer.buf
     m = access_mask(mask, pointer.shape, "load")
+    if isinstance(buf, addresses.MixedBuffer) and context.current().counts is None:
+        return addresses.load(pointer, m, other)
     if context.current().counts is not None:
         _count(pointer, m, "loaded")
         if buf.dtype.kind == "f":  # tracing reads no float data (integers may be indices: those it reads)
@@ -222,8 +229,11 @@ def load(pointer, mask=None, other=None, boundary_check=(), padding_option="", c
 
 def _borrow_active_blocks(pointer, m):
     """An unmasked load that only inactive programs make partial: give those programs the block
-    of an active one (their values are discarded), so the load stays a strided view."""
+    of an active one (their values are discarded), so the load stays a strided view.  A block
+    every program addresses alike is read once for all of them when it lies in bounds."""
     active = context.current().active
+    if pointer.aff is not None and pointer.aff[0].shape[0] == 1 and _affine_in_bounds(pointer) is not None:
+        return pointer, None
     if pointer.aff is None or active is None or not active.any() or pointer.aff[0].shape[0] != active.shape[0]:
         return pointer, m
     c, steps = pointer.aff
@@ -267,6 +277,14 @@ def store(pointer, value, mask=None, boundary_check=(), cache_modifier="", evict
         raise ValueError("tl.store: boundary_check needs a block pointer (tl.make_block_ptr); use mask= otherwise")
     pointer = _check_pointer(pointer, "store")
     buf = pointer.buf
+    if isinstance(buf, addresses.MixedBuffer):
+        vals = values_for(pointer, value, "store")
+        m = access_mask(mask, pointer.shape, "store")
+        if context.current().counts is not None:
+            _count(pointer, m, "stored")
+            return None
+        context.current().writes += 1
+        return addresses.store(pointer, vals, m)
     buf.check_writable()
     st = buf.storage
     vals = values_for(pointer, value, "store", unrounded_ok=st.logging)

@@ -391,8 +391,9 @@ class Rounding:
 def cast(x, dtype, bitcast=False, **_):
     x = to_tensor(x)
     dtype = _cv(dtype)
-    if isinstance(dtype, D.pointer_type):
-        raise TypeError("casting to a pointer type is not supported")
+    if x.buf is not None or isinstance(dtype, D.pointer_type):
+        from . import addresses
+        return addresses.cast_from_pointer(x, dtype) if x.buf is not None else addresses.cast_to_pointer(x, dtype)
     if x.dtype is dtype:
         return x
     if bitcast:
@@ -511,6 +512,12 @@ def where(condition, x, y):
     if x.buf is not None or y.buf is not None:
         from .memory import pointer_where
         return pointer_where(condition, x, y)
+    if not condition.shape and x.aff is not None and y.aff is not None and x.dtype is y.dtype \
+            and x.shape == y.shape and _aligned_steps(x, x.shape) == _aligned_steps(y, y.shape):
+        # one choice per program between two affine blocks (a divergent branch merging index or
+        # pointer blocks): the result stays affine, never materialised
+        c = np.where(condition.v.reshape(-1).astype(bool), x.aff[0], y.aff[0])
+        return tensor(None, x.dtype, x.shape, aff=(c, _aligned_steps(x, x.shape)))
     dt = D.promote(x.dtype, y.dtype)
     shape = _bshape(_bshape(condition.shape, x.shape), y.shape)
     nd = len(shape)

@@ -217,3 +217,147 @@ def test_block_conditions_are_refused():
             tl.store(out_ptr, 1)
     with pytest.raises(ValueError, match="must be a scalar"):
         k[(2,)](np.zeros(1, np.int32))
+
+
+@mt.jit
+def temporaries_kernel(out_ptr, seen_ptr, n):
+    """Names bound inside divergent statements: some local to them (not merged), some read
+    after them or in the other branch (merged)."""
+    pid = tl.program_id(0)
+    t = pid * 100            # read in the else branch: the else must see this value
+    total = 0
+    i = 0
+    while i < pid:
+        tmp = i * 2          # local to the loop body
+        for j in range(i):
+            inner = j + tmp  # local to the inner loop
+            total += inner
+        last = tmp           # read after the loop
+        i += 1
+    if pid % 2 == 0:
+        t = t + 1
+        scratch = t * 3      # local to this branch
+        total += scratch
+    else:
+        total += t           # the value from before the if
+    tl.store(out_ptr + pid, total)
+    if pid > 0:
+        tl.store(seen_ptr + pid, last)
+
+
+def test_loop_and_branch_temporaries_keep_python_semantics():
+    out, seen = lockstep_and_sequential(temporaries_kernel, (7,), lambda: (np.zeros(7, np.int32),
+                                                                             np.full(7, -1, np.int32), 7))[:2]
+    want, want_seen = [], []
+    for p in range(7):
+        t, total, last = p * 100, 0, -1
+        for i in range(p):
+            tmp = i * 2
+            for j in range(i):
+                total += j + tmp
+            last = tmp
+        if p % 2 == 0:
+            t = t + 1
+            total += t * 3
+        else:
+            total += t
+        want.append(total)
+        want_seen.append(last)
+    np.testing.assert_array_equal(out, want)
+    np.testing.assert_array_equal(seen, want_seen)
+
+
+def test_lowering_merges_only_names_observed_outside_their_statement():
+    import ast
+    from minitriton import lowering
+    src = '''
+def k(x):
+    i = 0
+    while i < x:
+        tmp = i * 2
+        for j in range(i):
+            inner = j + tmp
+        kept = tmp
+        i += 1
+    use = kept
+    if x:
+        t = 1
+        u = t
+    else:
+        u = 2
+    return u
+'''
+    fdef = ast.parse(src).body[0]
+    low = lowering._Lower("f", set(), lowering.load_counts(fdef))
+    seen = []
+    names = low.names
+    low.names = lambda *a, **kw: seen.append(names(*a, **kw)) or seen[-1]
+    low.block(fdef.body)
+    assert [sorted(s) for s in seen] == [["i", "kept"], [], ["u"]]  # while, inner for, if
+
+
+# ---------------------------------------------------------------- addresses
+@mt.jit
+def grouped_copy_kernel(src_ptrs, dst_ptrs, sizes, n_groups, BLOCK: tl.constexpr):
+    """Program p copies (and doubles) block p of whichever group it falls in."""
+    pid = tl.program_id(0)
+    start = 0
+    for g in range(n_groups):
+        n = tl.load(sizes + g)
+        blocks = tl.cdiv(n, BLOCK)
+        if pid >= start and pid < start + blocks:
+            src = tl.load(src_ptrs + g).to(tl.pointer_type(tl.float32))
+            dst = tl.load(dst_ptrs + g).to(tl.pointer_type(tl.float32))
+            offs = (pid - start) * BLOCK + tl.arange(0, BLOCK)
+            tl.store(dst + offs, tl.load(src + offs, mask=offs < n) * 2, mask=offs < n)
+        start += blocks
+
+
+def test_pointers_cast_from_addresses_reach_each_groups_arrays():
+    rng = np.random.default_rng(0)
+    sizes = [100, 64, 33]
+    srcs = [rng.standard_normal(n).astype(np.float32) for n in sizes]
+
+    def make():
+        dsts = [np.zeros(n, np.float32) for n in sizes]
+        return (np.array([mt.data_ptr(s) for s in srcs], np.int64), np.array([mt.data_ptr(d) for d in dsts], np.int64),
+                np.array(sizes, np.int32), len(sizes), dsts)
+    args = make()
+    grouped_copy_kernel[(8,)](*args[:4], BLOCK=32)
+    assert grouped_copy_kernel.last_launch["path"] == "lockstep"
+    for s, d in zip(srcs, args[4]):
+        np.testing.assert_array_equal(d, 2 * s)
+    args = make()
+    with mt.one_program_at_a_time():
+        grouped_copy_kernel[(8,)](*args[:4], BLOCK=32)
+    for s, d in zip(srcs, args[4]):
+        np.testing.assert_array_equal(d, 2 * s)
+
+
+def test_unknown_addresses_and_type_mismatches_are_errors_that_write_nothing():
+    dst = np.zeros(32, np.float32)
+    table = np.array([12345678, mt.data_ptr(dst)], np.int64)
+    with pytest.raises(mt.OutOfBoundsError, match="no array argument"):
+        grouped_copy_kernel[(1,)](table[:1], table[1:], np.array([32], np.int32), 1, BLOCK=32)
+    ints = np.arange(32, dtype=np.int32)
+    with pytest.raises(TypeError, match="pointer<fp32>"):
+        grouped_copy_kernel[(1,)](np.array([mt.data_ptr(ints)], np.int64), table[1:], np.array([32], np.int32), 1,
+                                  BLOCK=32)
+    assert not dst.any()
+
+
+@mt.jit
+def pick_kernel(a_ptr, b_ptr, out_ptr, addr_ptr, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    p = tl.where(pid % 2 == 0, a_ptr, b_ptr) + offs      # pointers into different arguments
+    tl.store(out_ptr + pid * BLOCK + offs, tl.load(p))
+    tl.store(addr_ptr + pid, (a_ptr + pid).to(tl.int64))  # a pointer's address
+
+
+def test_where_between_arguments_and_pointer_to_address():
+    a, b = np.arange(8, dtype=np.float32), -np.arange(8, dtype=np.float32)
+    out, addr = np.zeros((4, 8), np.float32), np.zeros(4, np.int64)
+    pick_kernel[(4,)](a, b, out, addr, BLOCK=8)
+    np.testing.assert_array_equal(out, [a, b, a, b])
+    np.testing.assert_array_equal(addr, mt.data_ptr(a) + 4 * np.arange(4))

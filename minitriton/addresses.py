@@ -1,0 +1,292 @@
+"""One address space for a launch: pointers cast from int64 addresses, pointers cast to them,
+and `tl.where` choosing between pointers into different arrays.
+
+An ordinary pointer is offsets into one argument (memory.py).  A pointer whose lanes may
+address different arrays (the grouped-GEMM tutorial loads each group's matrix address from a
+table and casts it with `.to(tl.pointer_type(tl.float16))`) uses a `MixedBuffer`: its offsets
+are ``slot * 2**40 + element offset`` into the array of that slot, so pointer arithmetic,
+broadcasting and `tl.where` work on it unchanged, and loads and stores split by slot.
+
+An address names memory the launch can see: an array argument, or an array the host passed
+through `minitriton.data_ptr(array)` (the counterpart of `torch.Tensor.data_ptr()`).  Stores
+through addresses go to the launch's private copies like every other store, so a failed
+launch still writes nothing.
+"""
+from __future__ import annotations
+
+import weakref
+
+import numpy as np
+
+from . import context
+from . import dtypes as D
+from .buffers import bind_buffers, _flat_view, _address, _Window, window
+from .tensor import tensor
+
+_SLOT = 1 << 40
+_HALF = 1 << 39
+_registered: dict[int, tuple] = {}  # id(array) -> (weakref, first byte, end byte)
+
+
+def data_ptr(array: np.ndarray) -> int:
+    """The address of `array`'s element 0, usable inside kernels after a cast to a pointer type
+    (store it in an int64 array argument, as Triton's grouped GEMM does with `data_ptr()`)."""
+    if not isinstance(array, np.ndarray):
+        raise TypeError(f"data_ptr: expected a numpy array, got {type(array).__name__}")
+    flat, _ = _flat_view("array", array)
+    start = _address(flat)
+    for key in [k for k, (ref, _, _) in _registered.items() if ref() is None]:
+        del _registered[key]
+    _registered[id(array)] = (weakref.ref(array), start, start + flat.size * flat.itemsize)
+    return int(array.__array_interface__["data"][0])
+
+
+class MixedBuffer:
+    """The 'argument' of pointers that may address any array of the launch (see module doc)."""
+
+    def __init__(self, space: "AddressSpace", dtype):
+        self.space, self.dtype = space, dtype
+        self.name = f"a pointer<{dtype}> built from an address"
+
+    def check_writable(self):
+        pass  # checked per array at the store
+
+    @property
+    def storage(self):
+        raise NotImplementedError(f"atomics through {self.name} are not supported; pass the array as an "
+                                  f"argument and use offsets")
+
+
+class AddressSpace:
+    """The arrays a launch can address, each given a slot once it is first addressed."""
+
+    def __init__(self, buffers: dict, storages: list):
+        self.arguments = list(buffers.values())
+        self.storages = storages  # the launch's list: storages bound here are committed with it
+        self.slots = [None]       # slot 0 addresses nothing
+        self._slot_of = {}
+        self._mixed = {}
+        self._bound = {}
+
+    def slot(self, buf) -> int:
+        s = self._slot_of.get(id(buf))
+        if s is None:
+            s = self._slot_of[id(buf)] = len(self.slots)
+            self.slots.append(buf)
+        return s
+
+    def mixed(self, dtype) -> MixedBuffer:
+        if dtype not in self._mixed:
+            self._mixed[dtype] = MixedBuffer(self, dtype)
+        return self._mixed[dtype]
+
+    # -- addresses -> pointers ------------------------------------------------------------
+    def _candidates(self):
+        """(buffer or registered array, first byte, end byte, is_argument)."""
+        for b in self.arguments:
+            start = _address(b.storage.flat)
+            item = b.storage.flat.itemsize
+            yield b, start + b.lo * item, start + b.hi * item, True
+        for key, (ref, lo, hi) in list(_registered.items()):
+            a = ref()
+            if a is not None:
+                yield a, lo, hi, False
+
+    def _bind(self, array):
+        buf = self._bound.get(id(array))
+        if buf is None:
+            name = f"<array at {_address(_flat_view('array', array)[0]):#x}>"
+            buf = self._bound[id(array)] = bind_buffers({name: array})[name]
+            self.storages.append(buf.storage)
+        return buf
+
+    def from_addresses(self, addr: np.ndarray, element_ty) -> np.ndarray:
+        """Encoded offsets for byte addresses (0 where an address is in no known array)."""
+        out = np.zeros(addr.shape, np.int64)
+        claimed = np.zeros(addr.shape, bool)
+        for owner, lo, hi, is_arg in self._candidates():
+            inside = (addr >= lo) & (addr < hi) & ~claimed
+            if not inside.any():
+                continue
+            if not is_arg:
+                for b in self.arguments:
+                    s = _address(b.storage.flat)
+                    if lo < s + b.storage.flat.size * b.storage.flat.itemsize and s < hi:
+                        raise NotImplementedError("an array registered with data_ptr overlaps an argument of the "
+                                                  "launch without containing it; pass one or the other")
+                owner = self._bind(owner)
+            if owner.dtype is not element_ty:
+                raise TypeError(f"an address points into {owner.name} of type {owner.dtype}, but is cast to "
+                                f"pointer<{element_ty}>; reinterpreting memory is not supported")
+            start = _address(owner.storage.flat)
+            item = owner.storage.flat.itemsize
+            rel = addr[inside] - start
+            if (rel % item).any():
+                raise ValueError(f"an address into {owner.name} is not aligned to its {item}-byte elements")
+            out[inside] = self.slot(owner) * _SLOT + rel // item - owner.origin
+            claimed |= inside
+        return out
+
+    # -- pointers -> addresses ------------------------------------------------------------
+    def addresses(self, p: tensor) -> np.ndarray:
+        """Byte addresses of a pointer's lanes."""
+        off = np.asarray(p.v, np.int64)
+        if not isinstance(p.buf, MixedBuffer):
+            return _byte_address(p.buf, off)
+        slot, elem = decode(off)
+        out = np.zeros(off.shape, np.int64)
+        for s in np.unique(slot):
+            if s:
+                sel = slot == s
+                out[sel] = _byte_address(self.slots[s], elem[sel])
+        return out
+
+    def encoded(self, p: tensor) -> tensor:
+        """A pointer in slot form (a MixedBuffer pointer is already one)."""
+        if isinstance(p.buf, MixedBuffer):
+            return p
+        off = np.asarray(p.v, np.int64) + self.slot(p.buf) * _SLOT
+        return tensor(off, p.dtype, p.shape, buf=self.mixed(p.dtype.element_ty))
+
+
+def _byte_address(buf, elem):
+    return _address(buf.storage.flat) + (elem + buf.origin) * buf.storage.flat.itemsize
+
+
+def decode(off: np.ndarray):
+    slot = (off + _HALF) >> 40
+    return slot, off - slot * _SLOT
+
+
+def space() -> AddressSpace:
+    st = context.current()
+    if st.space is None:
+        raise RuntimeError("this launch has no address space")
+    return st.space
+
+
+# ---------------------------------------------------------------- loads and stores
+def _lanes(pointer, m, what, rows=None):
+    """(slot, element offset, mask) broadcast to (rows, *shape); every active lane checked."""
+    off = np.asarray(pointer.v, np.int64)
+    rows = max(off.shape[0], 1 if m is None else m.shape[0], rows or 1)
+    off = np.broadcast_to(off, (rows,) + off.shape[1:])
+    m = np.ones(off.shape, bool) if m is None else np.broadcast_to(m, off.shape)
+    slot, elem = decode(off)
+    sp = pointer.buf.space
+    for s in np.unique(slot[m]):
+        sel = m & (slot == s)
+        if s == 0:
+            raise _unknown(pointer, sel, what)
+        buf = sp.slots[s]
+        e = elem[sel] + buf.origin
+        if ((e < buf.lo) | (e >= buf.hi)).any():
+            from .memory import OutOfBoundsError
+            raise OutOfBoundsError(f"kernel '{context.current().name}': tl.{what} through {pointer.buf.name} is out "
+                                   f"of bounds of {buf.name}; mask the access or fix the offsets. The launch "
+                                   f"wrote nothing.")
+    return slot, elem, m
+
+
+def _unknown(pointer, sel, what):
+    from .memory import OutOfBoundsError
+    return OutOfBoundsError(f"kernel '{context.current().name}': tl.{what} through {pointer.buf.name}: the address "
+                            f"is in no array argument of the launch and no array passed through "
+                            f"minitriton.data_ptr(); mask the access or fix the address. The launch wrote nothing.")
+
+
+def _row_blocks(pointer, m, what, rows=1):
+    """For a pointer that is one strided block per program (affine offsets, row-only mask):
+    (rows that run, their slots, their storage bases, steps), else None."""
+    if pointer.aff is None or (m is not None and any(n != 1 for n in m.shape[1:])):
+        return None
+    c, steps = pointer.aff
+    shape = pointer.shape
+    if any(s < 0 for s, n in zip(steps, shape) if n > 1):
+        return None
+    steps = tuple(s if n > 1 else 0 for s, n in zip(steps, shape))
+    n = max(c.shape[0], rows, 1 if m is None else m.shape[0])
+    on = np.ones(n, bool) if m is None else np.broadcast_to(m.reshape(-1), (n,))
+    slot, base = decode(np.broadcast_to(c, (n,)))
+    span = sum(s * (k - 1) for s, k in zip(steps, shape))
+    sp = pointer.buf.space
+    for s in np.unique(slot[on]):
+        sel = on & (slot == s)
+        if s == 0:
+            raise _unknown(pointer, sel, what)
+        buf = sp.slots[s]
+        b = base[sel] + buf.origin
+        if b.min() < buf.lo or b.max() + span >= buf.hi:
+            return None  # some lane is out of bounds: the lane-by-lane path says which
+    return on, slot, base, steps
+
+
+def load(pointer, m, other):
+    buf = pointer.buf
+    fill = None
+    if other is not None:
+        from .tensor import to_tensor
+        from .ops import broadcast_to
+        fill = broadcast_to(to_tensor(other, tensor(None, buf.dtype, ())).to(buf.dtype), pointer.shape).v
+    blocks = _row_blocks(pointer, m, "load")
+    if blocks is not None:
+        on, slot, base, steps = blocks
+        out = np.zeros((on.shape[0],) + tuple(pointer.shape), buf.dtype.container)
+        if fill is not None and not on.all():
+            out[...] = fill
+        for s in np.unique(slot[on]):
+            target = buf.space.slots[s]
+            sel = on & (slot == s)
+            src = target.storage.data()
+            out[sel] = window(src, steps, pointer.shape)[base[sel] + target.origin] if pointer.shape else \
+                src[base[sel] + target.origin]
+        return tensor(out, buf.dtype, pointer.shape)
+    slot, elem, m = _lanes(pointer, m, "load")
+    out = np.zeros(slot.shape, buf.dtype.container)
+    if fill is not None:
+        out[...] = np.broadcast_to(fill, out.shape)
+    for s in np.unique(slot[m]):
+        target = buf.space.slots[s]
+        sel = m & (slot == s)
+        out[sel] = target.storage.data()[elem[sel] + target.origin]
+    return tensor(out, buf.dtype, pointer.shape)
+
+
+def store(pointer, vals, m):
+    blocks = _row_blocks(pointer, m, "store", vals.shape[0])
+    if blocks is not None:
+        on, slot, base, steps = blocks
+        vals = np.broadcast_to(vals, (on.shape[0],) + tuple(pointer.shape))
+        for s in np.unique(slot[on]):
+            target = pointer.buf.space.slots[s]
+            target.check_writable()
+            sel = on & (slot == s)
+            target.storage.put(_Window(base[sel] + target.origin, steps, pointer.shape), vals[sel])
+        return
+    slot, elem, m = _lanes(pointer, m, "store", vals.shape[0])
+    vals = np.broadcast_to(vals, slot.shape)
+    for s in np.unique(slot[m]):
+        target = pointer.buf.space.slots[s]
+        target.check_writable()
+        sel = m & (slot == s)
+        target.storage.put(elem[sel] + target.origin, vals[sel])
+
+
+def cast_to_pointer(x: tensor, ptr_type) -> tensor:
+    if not x.dtype.is_int() or x.dtype.bits != 64:
+        raise TypeError(f"only 64-bit integers (addresses) can be cast to {ptr_type}, got {x.dtype}")
+    sp = space()
+    off = sp.from_addresses(np.asarray(x.v).astype(np.int64), ptr_type.element_ty)
+    if not x.shape:  # one address per program: an affine pointer, so blocks built from it load as strided views
+        return tensor(None, ptr_type, (), aff=(off.reshape(-1), ()), buf=sp.mixed(ptr_type.element_ty))
+    return tensor(off, ptr_type, x.shape, buf=sp.mixed(ptr_type.element_ty))
+
+
+def cast_from_pointer(p: tensor, dtype) -> tensor:
+    if isinstance(dtype, D.pointer_type):
+        if dtype == p.dtype:
+            return p
+        raise NotImplementedError(f"casting {p.dtype} to {dtype} (reinterpreting memory) is not supported")
+    if not dtype.is_int() or dtype.bits != 64:
+        raise TypeError(f"a pointer can only be cast to a 64-bit integer (its address), not {dtype}")
+    return tensor(space().addresses(p).astype(dtype.np), dtype, p.shape)
