@@ -136,6 +136,36 @@ def matmul_persistent(a_ptr, b_ptr, c_ptr, M, N, K, NUM_SMS: tl.constexpr, BM: t
         tl.store(c_ptr + offs_am[:, None] * N + offs_bn[None, :], acc.to(tl.float16))
 
 
+@mt.jit
+def grouped_gemm(a_addrs, b_addrs, c_addrs, dims, n_groups, NUM_SMS: tl.constexpr, BM: tl.constexpr,
+                 BN: tl.constexpr, BK: tl.constexpr):
+    """Tutorial 08's shape: NUM_SMS programs walk the tiles of every problem; each problem's
+    matrices are reached through int64 addresses in a table (row-major, dims = M, N, K)."""
+    tile = tl.program_id(0)
+    first = 0
+    for g in range(n_groups):
+        M, N, K = tl.load(dims + 3 * g), tl.load(dims + 3 * g + 1), tl.load(dims + 3 * g + 2)
+        tiles_n = tl.cdiv(N, BN)
+        count = tl.cdiv(M, BM) * tiles_n
+        while tile >= first and tile < first + count:
+            a = tl.load(a_addrs + g).to(tl.pointer_type(tl.float16))
+            b = tl.load(b_addrs + g).to(tl.pointer_type(tl.float16))
+            c = tl.load(c_addrs + g).to(tl.pointer_type(tl.float16))
+            rows = (tile - first) // tiles_n * BM + tl.arange(0, BM)
+            cols = (tile - first) % tiles_n * BN + tl.arange(0, BN)
+            ks = tl.arange(0, BK)
+            a_tile = a + rows[:, None] * K + ks[None, :]
+            b_tile = b + ks[:, None] * N + cols[None, :]
+            acc = tl.zeros((BM, BN), tl.float32)
+            for _ in range(0, tl.cdiv(K, BK)):
+                acc += tl.dot(tl.load(a_tile), tl.load(b_tile))
+                a_tile += BK
+                b_tile += BK * N
+            tl.store(c + rows[:, None] * N + cols[None, :], acc.to(tl.float16))
+            tile += NUM_SMS
+        first += count
+
+
 def _softmax_np(x):
     e = np.exp(x - x.max(1, keepdims=True))
     return e / e.sum(1, keepdims=True)
@@ -204,9 +234,22 @@ def cases(quick):
     a16, b16 = rng.standard_normal((m, m)).astype(np.float16), rng.standard_normal((m, m)).astype(np.float16)
     a32, b32 = a16.astype(np.float32), b16.astype(np.float32)
     c16 = np.empty((m, m), np.float16)
+    from kernels import gemm
+    out.append(("matmul (tutorial 03, grouped order)", f"{m}^3", lambda: gemm.matmul(a16, b16),
+                lambda: (a32 @ b32).astype(np.float16), 1e-2 * np.sqrt(m), gemm.matmul_kernel))
     out.append(("persistent matmul (24 programs)", f"{m}^3",
                 lambda: (matmul_persistent[(24,)](a16, b16, c16, m, m, m, NUM_SMS=24, BM=128, BN=128, BK=64), c16)[1],
                 lambda: (a32 @ b32).astype(np.float16), 1e-2 * np.sqrt(m), matmul_persistent))
+    g, size = 4, (128 if quick else 256)
+    mats = [[rng.standard_normal((size, size)).astype(np.float16) for _ in range(2)] for _ in range(g)]
+    outs = [np.empty((size, size), np.float16) for _ in range(g)]
+    table = [np.array([mt.data_ptr(x) for x in xs], np.int64)
+             for xs in ([p[0] for p in mats], [p[1] for p in mats], outs)]
+    dims = np.array([size] * 3 * g, np.int32)
+    out.append((f"grouped GEMM ({g} problems, 84 programs)", f"{g}x{size}^3",
+                lambda: (grouped_gemm[(84,)](*table, dims, g, NUM_SMS=84, BM=64, BN=64, BK=32), np.stack(outs))[1],
+                lambda: np.stack([(x.astype(np.float32) @ y.astype(np.float32)).astype(np.float16) for x, y in mats]),
+                1e-2 * np.sqrt(size), grouped_gemm))
     return out
 
 

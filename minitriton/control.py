@@ -24,7 +24,7 @@ import numpy as np
 
 from . import context
 from . import dtypes as D
-from .tensor import Divergent, tensor
+from .tensor import Divergent, Stalled, tensor
 
 
 class _Undefined:
@@ -361,7 +361,7 @@ class Loop(_Context):
             if not isinstance(a, tensor) and not isinstance(b, tensor) and type(a) is type(b) and a == b:
                 continue
             return
-        raise Divergent("a divergent loop makes no progress: its programs wait for programs parked after it")
+        raise Stalled("a divergent loop makes no progress: its programs wait for programs parked after it")
 
     def brk(self, vals):
         """`break` by the active programs; True when the loop has no program left."""

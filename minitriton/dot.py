@@ -191,10 +191,9 @@ class DotChain:
             if n == 0:
                 part = self.acc.v if self.acc is not None else None
                 part = np.broadcast_to(part, (rows,) + part.shape[1:])[sel] if part is not None else 0
-            else:
-                part = DotChain(_rows_of(self.acc, sel, rows), [(_rows_of(a, sel, rows), _rows_of(b, sel, rows))
-                                                                 for a, b in self.terms[:n]],
-                                self.out_dtype, self.prec)._evaluate()
+            else:  # the K-concatenated operands (views where they can be), then these programs' rows
+                a, b = self._operands(self.terms[:n])
+                part = self._product(_rows_of(a, sel, rows), _rows_of(b, sel, rows), _rows_of(self.acc, sel, rows))
             if out is None:
                 shape = expected_shape(self.terms[0][0], self.terms[0][1])
                 out = np.zeros((rows,) + shape, self.out_dtype.container)
@@ -202,17 +201,23 @@ class DotChain:
         return out
 
     def _evaluate(self):
-        terms = self.terms
-        a = _concat_k([t[0] for t in terms], axis=len(terms[0][0].shape) - 1)
-        b = _concat_k([t[1] for t in terms], axis=len(terms[0][1].shape) - 2)
+        a, b = self._operands(self.terms)
+        return self._product(a, b, self.acc)
+
+    @staticmethod
+    def _operands(terms):
+        return (_concat_k([t[0] for t in terms], axis=len(terms[0][0].shape) - 1),
+                _concat_k([t[1] for t in terms], axis=len(terms[0][1].shape) - 2))
+
+    def _product(self, a, b, acc):
         va, vb = _dot_operands(a, b)
         if self.prec == "tf32":
             va, vb = _tf32(va), _tf32(vb)
         if a.dtype is D.int8:
             va, vb = va.astype(np.int32), vb.astype(np.int32)
         av = None
-        if self.acc is not None:
-            av = self.acc.v
+        if acc is not None:
+            av = acc.v
             if av.dtype != self.out_dtype.container:
                 av = av.astype(self.out_dtype.container)
         if len(a.shape) == 3:  # batched blocks: rare, keep it plain

@@ -22,7 +22,7 @@ from . import context, counting, lowering
 from .addresses import AddressSpace
 from .buffers import bind_buffers
 from .memory import argument_pointer
-from .tensor import Divergent, MemoryPressure, argument, constexpr, tensor
+from .tensor import Divergent, MemoryPressure, Stalled, argument, constexpr, tensor
 
 LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "enable_fp_fusion", "stream", "warmup",
                   "debug", "launch_cooperative_grid")
@@ -252,6 +252,15 @@ class JITFunction:
                         for b in buffers:
                             b.reset()
                         rows = max(1, rows // 8)
+                    except Stalled as why:
+                        # programs wait for one parked in the same group (a lock): smaller groups,
+                        # run one after another in program order, as a GPU may schedule them
+                        rows = min(rows, pids.shape[0]) // 2
+                        if rows < 2:
+                            raise
+                        for b in buffers:
+                            b.reset()
+                        path = f"lockstep ({rows} programs at a time: {why})"
             except Divergent as why:
                 for b in buffers:
                     b.reset()

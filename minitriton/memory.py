@@ -92,6 +92,8 @@ def access_mask(mask, shape, what):
                              f"{list(shape)}")
         v = m.v
         v = v.reshape((v.shape[0],) + (1,) * (nd - len(m.shape)) + m.shape).astype(bool, copy=False)
+        if nd and not any(v.strides[1:]):  # the same for every lane of a program: keep one per program
+            v = v[(slice(None),) + (slice(0, 1),) * nd]
     if active is not None:
         a = active.reshape((-1,) + (1,) * nd)
         v = a if v is None else v & a

@@ -214,6 +214,10 @@ def binary(a, b, op: str) -> tensor:
     aff = _affine(a, b, op, shape) if dt.is_int() and not dt.is_bool() else None
     if aff is not None:
         return _affine_result(dt, shape, aff)
+    if op in _COMPARE and dt.kind == "i":
+        decided = _affine_compare(a, b, op, shape)
+        if decided is not None:
+            return decided
     nd = len(shape)
     va, vb = _aligned(a, nd, dt), _aligned(b, nd, dt)
     if op == "rshift" and signed_left and not dt.is_signed() and not dt.is_bool():
@@ -234,6 +238,31 @@ def binary(a, b, op: str) -> tensor:
         return tensor(out, D.int1, shape)
     return _alu(tensor(_round(out, dt) if dt.kind == "f" and dt.bits <= 16 else out.astype(dt.container, copy=False),
                        dt, shape))
+
+
+_FLIPPED = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le", "eq": "eq", "ne": "ne"}
+
+
+def _affine_compare(a: tensor, b: tensor, op: str, shape):
+    """An affine block compared with a scalar (`offs < n`) whose answer is the same for every
+    lane of each program: that answer, as a broadcast view (no array of lanes is built)."""
+    if b.shape and not a.shape:
+        a, b, op = b, a, _FLIPPED[op]
+    if a.aff is None or b.aff is None or b.shape or not a.shape:
+        return None
+    lo, hi = _aff_bounds(a)
+    k = b.aff[0]
+    if op in ("lt", "ge"):
+        true, false = hi < k, lo >= k
+    elif op in ("le", "gt"):
+        true, false = hi <= k, lo > k
+    else:
+        true, false = (lo == k) & (hi == k), (k < lo) | (k > hi)
+    if not (true | false).all():
+        return None
+    rows = true if op in ("lt", "le", "eq") else false
+    rows = rows.reshape((-1,) + (1,) * len(shape))
+    return tensor(np.broadcast_to(rows, (rows.shape[0],) + tuple(shape)), D.int1, shape)
 
 
 def _affine(a: tensor, b: tensor, op: str, shape):

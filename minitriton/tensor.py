@@ -30,6 +30,11 @@ class Divergent(Exception):
     """Control flow depends on the program id: the launch must run programs one at a time."""
 
 
+class Stalled(Divergent):
+    """Programs wait on programs that are parked after the same loop (a lock held by one of
+    them): fewer programs at a time may run, the one holding the lock in a group of its own."""
+
+
 class MemoryPressure(Exception):
     """Lockstep values of this many programs would not fit: run fewer programs at a time."""
 
