@@ -269,7 +269,13 @@ def run(quick: bool):
                      "yes" if ratio <= 3 else "no", path.split(" (")[0], f"{err:.1e}" + ("" if err <= tol else " (!)")))
     table = markdown(["kernel", "size", "numpy ms", "executor ms", "executor / numpy", "≤ 3×", "path",
                       "max abs error"], rows)
-    return table + f"\n\nMedians of {repeats} alternating runs on {machine()}.\n"
+    from minitriton import compat
+    supported, refused, broken = compat.coverage()
+    names = len(compat.TRITON_LANGUAGE)
+    cover = (f"Triton language coverage (minitriton/compat.py): {len(supported)} of {names} names of "
+             f"`triton.language` run with Triton's semantics; {len(refused)} raise a clear NotImplementedError "
+             f"({', '.join(refused)})" + (f"; {len(broken)} are missing ({', '.join(broken)})" if broken else "") + ".")
+    return table + f"\n\nMedians of {repeats} alternating runs on {machine()}.\n\n{cover}\n"
 
 
 def main(argv=None):

@@ -7,10 +7,10 @@ from .ops import (program_id, num_programs, arange, full, zeros, zeros_like, ful
                   clamp, fma, where, expand_dims, reshape, view, broadcast_to, broadcast, permute, trans,
                   sum, max, min, argmax, argmin, xor_sum, cumsum, softmax, multiple_of, max_contiguous,
                   max_constancy, assume, debug_barrier, static_assert, static_print, device_print, device_assert,
-                  range, static_range, umulhi, fdiv, div_rn, sqrt_rn, ravel, swizzle2d)
+                  range, static_range, PropagateNan, umulhi, fdiv, div_rn, sqrt_rn, ravel, swizzle2d)
 from .combine import reduce, associative_scan, cumprod
 from .rearrange import flip, sort, topk, gather, histogram, join, split, interleave, cat
-from .random import (philox, randint, randint4x, rand, rand4x, randn, randn4x, uint_to_uniform_float,
+from .random import (philox, philox_impl, randint, randint4x, rand, rand4x, randn, randn4x, uint_to_uniform_float,
                      pair_uniform_to_normal)
 from .memory import load, store
 from .block_ptr import make_block_ptr, advance
@@ -19,7 +19,8 @@ from .dot import dot
 from . import ops as math  # tl.math.exp etc.
 
 # Triton names not implemented yet: using one says so by name (issue 7), never a wrong result.
-NOT_YET = ("make_tensor_descriptor", "float8e4b15", "inline_asm_elementwise")
+TRITON_MAX_TENSOR_NUMEL = 1 << 20
+NOT_YET = ("block_type", "function_type", "const", "void", "dot_scaled", "make_tensor_descriptor", "float8e4b15", "inline_asm_elementwise")
 
 
 def __getattr__(name):

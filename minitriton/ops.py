@@ -490,8 +490,23 @@ def _binary_fn(name, fn):
     return op
 
 
-maximum = _binary_fn("maximum", np.maximum)
-minimum = _binary_fn("minimum", np.minimum)
+class PropagateNan:
+    """How tl.maximum / tl.minimum treat NaN: NONE returns the other operand (the default, as
+    IEEE maxNum does), ALL returns NaN."""
+    NONE = 0
+    ALL = 0xFFFF
+
+
+_max_nan, _min_nan = _binary_fn("maximum", np.maximum), _binary_fn("minimum", np.minimum)
+_max_num, _min_num = _binary_fn("maximum", np.fmax), _binary_fn("minimum", np.fmin)
+
+
+def maximum(x, y, propagate_nan=PropagateNan.NONE):
+    return (_max_nan if _cv(propagate_nan) == PropagateNan.ALL else _max_num)(x, y)
+
+
+def minimum(x, y, propagate_nan=PropagateNan.NONE):
+    return (_min_nan if _cv(propagate_nan) == PropagateNan.ALL else _min_num)(x, y)
 
 
 def umulhi(x, y):
@@ -522,8 +537,8 @@ def div_rn(x, y):
 sqrt_rn = _float_unary("sqrt_rn", np.sqrt)  # numpy's sqrt is correctly rounded
 
 
-def clamp(x, min, max, **_):
-    return minimum(maximum(x, min), max)
+def clamp(x, min, max, propagate_nan=PropagateNan.NONE):
+    return minimum(maximum(x, min, propagate_nan), max, propagate_nan)
 
 
 def fma(x, y, z):
@@ -693,8 +708,8 @@ def _reduce(x, axis, keep_dims, fn, dt):
 
 
 def _acc_dtype(dt):
-    if dt.is_int() and dt.bits < 32:
-        return D.int32
+    if dt.is_int() and dt.bits < 32:  # as Triton: the same signedness (int1 counts as unsigned)
+        return D.int32 if dt.is_signed() else D.uint32
     return D.float32 if dt is D.bfloat16 else dt
 
 
@@ -709,15 +724,26 @@ def sum(input, axis=None, keep_dims=False, dtype=None):
     return tensor(_round(r.v, dt), dt, r.shape) if dt.is_floating() and dt.bits <= 16 else r
 
 
+def _extreme_dtype(dt, return_indices):
+    """Triton reduces bf16 in fp32, and (without indices) every narrower type in fp32 / int32."""
+    if dt is D.bfloat16 or (not return_indices and dt.kind == "f" and dt.bits < 32):
+        return D.float32
+    if not return_indices and dt.is_int() and dt.bits < 32:
+        return D.int32
+    return dt
+
+
 def max(input, axis=None, return_indices=False, return_indices_tie_break_left=True, keep_dims=False):
     x = to_tensor(input)
-    r = _reduce(x, axis, keep_dims, lambda v, a: np.max(v, axis=a), x.dtype)
+    dt = _extreme_dtype(x.dtype, return_indices)
+    r = _reduce(x, axis, keep_dims, lambda v, a: np.fmax.reduce(v, axis=a), dt)  # NaN only if all are
     return (r, argmax(x, axis, keep_dims=keep_dims)) if return_indices else r
 
 
 def min(input, axis=None, return_indices=False, return_indices_tie_break_left=True, keep_dims=False):
     x = to_tensor(input)
-    r = _reduce(x, axis, keep_dims, lambda v, a: np.min(v, axis=a), x.dtype)
+    dt = _extreme_dtype(x.dtype, return_indices)
+    r = _reduce(x, axis, keep_dims, lambda v, a: np.fmin.reduce(v, axis=a), dt)
     return (r, argmin(x, axis, keep_dims=keep_dims)) if return_indices else r
 
 

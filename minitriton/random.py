@@ -54,26 +54,50 @@ def _philox_arrays(c, k0, k1, n_rounds, bits):
     return c0, c1, c2, c3
 
 
+def _counters(cs, what):
+    cs = [to_tensor(x) for x in cs]
+    bits = cs[0].dtype.bits
+    if bits not in (32, 64) or any(not x.dtype.is_int() or x.dtype.bits != bits for x in cs):
+        raise TypeError(f"{what} counters must all be 32-bit or all 64-bit integers, got {[x.dtype for x in cs]}")
+    return cs, bits, (D.uint32 if bits == 32 else D.uint64)
+
+
+def _unsigned(x, shape, udt):
+    from .ops import broadcast_to
+    return np.asarray(broadcast_to(x, shape).v, x.dtype.np).view(udt.np)
+
+
+def _run(vals, k0, k1, shape, n_rounds, bits, udt):
+    *vals, k0, k1 = _rows(*vals, k0, k1)
+    return tuple(tensor(v, udt, shape) for v in _philox_arrays(vals, k0, k1, _cv(n_rounds), bits))
+
+
+def philox_impl(c0, c1, c2, c3, k0, k1, n_rounds=N_ROUNDS_DEFAULT):
+    """`n_rounds` Philox rounds of counters (c0..c3) under key (k0, k1), all of one width."""
+    cs, bits, udt = _counters((c0, c1, c2, c3, k0, k1), "philox_impl")
+    shape = cs[0].shape
+    vals = [_unsigned(x, shape, udt) for x in cs[:4]]
+    keys = [np.asarray(x.v, x.dtype.np).view(udt.np).reshape((-1,) + (1,) * len(shape)) for x in cs[4:]]
+    if any(x.shape for x in cs[4:]):
+        raise TypeError("philox_impl keys must be scalars")
+    return _run(vals, keys[0], keys[1], shape, n_rounds, bits, udt)
+
+
 def philox(seed, c0, c1, c2, c3, n_rounds=N_ROUNDS_DEFAULT):
     """Four blocks of random unsigned ints from four counter blocks and a seed."""
     seed = to_tensor(seed)
     if not seed.dtype.is_int() or seed.shape:
         raise TypeError(f"the random seed must be an integer scalar, got {seed.dtype} {list(seed.shape)}")
-    cs = [to_tensor(x) for x in (c0, c1, c2, c3)]
-    bits = cs[0].dtype.bits
-    if bits not in (32, 64) or any(not x.dtype.is_int() or x.dtype.bits != bits for x in cs):
-        raise TypeError(f"philox counters must all be 32-bit or all 64-bit integers, got {[x.dtype for x in cs]}")
-    udt = D.uint32 if bits == 32 else D.uint64
+    cs, bits, udt = _counters((c0, c1, c2, c3), "philox")
     shape = cs[0].shape
-    from .ops import broadcast_to
-    vals = [np.asarray(broadcast_to(x, shape).v, x.dtype.np).view(udt.np) for x in cs]
-    s = seed.v.reshape(-1).astype(np.int64 if seed.dtype.is_signed() else np.uint64).astype(np.uint64).reshape((-1,) + (1,) * len(shape))
-    if bits == 32:
+    vals = [_unsigned(x, shape, udt) for x in cs]
+    s = seed.v.reshape(-1).astype(np.int64 if seed.dtype.is_signed() else np.uint64).astype(np.uint64)
+    s = s.reshape((-1,) + (1,) * len(shape))
+    if bits == 32:  # the seed's low and high words are the key
         k0, k1 = (s & _LOW32).astype(np.uint32), (s >> np.uint64(32)).astype(np.uint32)
     else:
         k0, k1 = s, np.zeros_like(s)
-    *vals, k0, k1 = _rows(*vals, k0, k1)
-    return tuple(tensor(v, udt, shape) for v in _philox_arrays(vals, k0, k1, _cv(n_rounds), bits))
+    return _run(vals, k0, k1, shape, n_rounds, bits, udt)
 
 
 def randint4x(seed, offset, n_rounds=N_ROUNDS_DEFAULT):

@@ -418,3 +418,58 @@ def test_tensor_methods_and_swizzle2d():
     np.testing.assert_array_equal(si, want[..., 0])
     np.testing.assert_array_equal(sj, want[..., 1])
     assert sorted(zip(si.ravel(), sj.ravel())) == [(i, j) for i in range(8) for j in range(4)]
+
+
+# ---------------------------------------------------------------- Triton's names, NaN and reduction types
+def test_every_triton_language_name_runs_or_says_it_is_not_supported():
+    from minitriton import compat
+    supported, refused, broken = compat.coverage()
+    assert broken == []
+    assert len(supported) + len(refused) == len(compat.TRITON_LANGUAGE)
+    for name in refused:
+        with pytest.raises(NotImplementedError, match=f"tl.{name} is not supported"):
+            getattr(tl, name)
+
+
+def test_philox_impl_is_philox_with_an_explicit_key():
+    @mt.jit
+    def k(out_ptr, ref_ptr, seed_lo, seed_hi):
+        i = tl.arange(0, 8).to(tl.uint32)
+        z = i * 0
+        a, _, _, _ = tl.philox_impl(i, z, z, z, seed_lo, seed_hi)
+        b, _, _, _ = tl.philox(seed_lo.to(tl.uint64) | (seed_hi.to(tl.uint64) << 32), i, z, z, z)
+        tl.store(out_ptr + tl.arange(0, 8), a)
+        tl.store(ref_ptr + tl.arange(0, 8), b)
+    out, ref = np.zeros(8, np.uint32), np.zeros(8, np.uint32)
+    k[(1,)](out, ref, np.uint32(0xa4093822), np.uint32(0x299f31d0))
+    np.testing.assert_array_equal(out, ref)
+    assert len(set(out.tolist())) == 8
+
+
+def test_nan_handling_and_result_types_of_max_and_min():
+    @mt.jit
+    def k(x_ptr, y_ptr, num_ptr, all_ptr, red_ptr, N: tl.constexpr):
+        offs = tl.arange(0, N)
+        x, y = tl.load(x_ptr + offs), tl.load(y_ptr + offs)
+        tl.store(num_ptr + offs, tl.maximum(x, y))                                   # NaN ignored
+        tl.store(all_ptr + offs, tl.minimum(x, y, propagate_nan=tl.PropagateNan.ALL))  # NaN kept
+        m = tl.max(x, axis=0)
+        tl.static_assert(m.dtype == tl.float32)                                      # fp16 reduces in fp32
+        tl.store(red_ptr, m)
+    x = np.array([1, np.nan, 3, np.nan], np.float16)
+    y = np.array([2, 5, np.nan, np.nan], np.float16)
+    num, al, red = np.zeros(4, np.float16), np.zeros(4, np.float16), np.zeros(1, np.float32)
+    k[(1,)](x, y, num, al, red, N=4)
+    np.testing.assert_array_equal(num, [2, 5, 3, np.nan])
+    np.testing.assert_array_equal(al, [1, np.nan, np.nan, np.nan])
+    assert red[0] == 3.0
+
+    @mt.jit
+    def sums(x_ptr, s_ptr, N: tl.constexpr):
+        v = tl.load(x_ptr + tl.arange(0, N))
+        s = tl.sum(v, axis=0)
+        tl.static_assert(s.dtype == tl.uint32)  # narrow unsigned sums widen to uint32, as in Triton
+        tl.store(s_ptr, s)
+    s = np.zeros(1, np.uint32)
+    sums[(1,)](np.full(64, 200, np.uint8), s, N=64)
+    assert s[0] == 64 * 200

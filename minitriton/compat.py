@@ -1,0 +1,52 @@
+"""How much of Triton's language minitriton covers, measured rather than claimed.
+
+`TRITON_LANGUAGE` records the public names of `triton.language` in Triton 3.x (its `__all__`,
+plus the `tl.math` functions it re-exports).  `coverage()` looks each one up in
+`minitriton.language`: a name is *supported* when it resolves, and must otherwise raise
+NotImplementedError naming itself (tests/test_language_ext.py holds both to that).
+"""
+from __future__ import annotations
+
+TRITON_LANGUAGE = (
+    # types
+    "dtype", "pointer_type", "block_type", "function_type", "const", "constexpr", "tensor", "void",
+    "int1", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+    "float16", "bfloat16", "float32", "float64",
+    "float8e4nv", "float8e5", "float8e4b8", "float8e5b16", "float8e4b15",
+    # programs and ranges
+    "program_id", "num_programs", "arange", "range", "static_range", "cdiv",
+    # creation and shapes
+    "full", "zeros", "zeros_like", "cast", "broadcast", "broadcast_to", "expand_dims", "reshape", "view",
+    "ravel", "permute", "trans", "join", "split", "interleave", "cat", "flip", "gather", "where", "swizzle2d",
+    # memory
+    "load", "store", "make_block_ptr", "advance", "make_tensor_descriptor", "atomic_add", "atomic_and",
+    "atomic_cas", "atomic_max", "atomic_min", "atomic_or", "atomic_xchg", "atomic_xor",
+    # math
+    "abs", "ceil", "clamp", "cos", "div_rn", "erf", "exp", "exp2", "fdiv", "floor", "fma", "log", "log2",
+    "maximum", "minimum", "rsqrt", "sigmoid", "sin", "softmax", "sqrt", "sqrt_rn", "umulhi", "PropagateNan",
+    "dot", "dot_scaled",
+    # reductions and scans
+    "reduce", "sum", "max", "min", "argmax", "argmin", "xor_sum", "associative_scan", "cumsum", "cumprod",
+    "sort", "topk", "histogram",
+    # random numbers
+    "philox", "philox_impl", "randint", "randint4x", "rand", "rand4x", "randn", "randn4x",
+    "uint_to_uniform_float", "pair_uniform_to_normal",
+    # compiler hints and debugging
+    "multiple_of", "max_contiguous", "max_constancy", "assume", "debug_barrier", "static_assert",
+    "static_print", "device_print", "device_assert", "inline_asm_elementwise", "TRITON_MAX_TENSOR_NUMEL",
+)
+
+
+def coverage():
+    """(supported names, names that raise NotImplementedError, names that fail otherwise)."""
+    from . import language as tl
+    supported, refused, broken = [], [], []
+    for name in TRITON_LANGUAGE:
+        try:
+            getattr(tl, name)
+            supported.append(name)
+        except NotImplementedError as e:
+            (refused if name in str(e) else broken).append(name)
+        except AttributeError:
+            broken.append(name)
+    return supported, refused, broken
