@@ -118,22 +118,24 @@ def attention_fwd(Q, K, V, Out, sm_scale, T, D: tl.constexpr, BLOCK_M: tl.conste
 @mt.jit
 def matmul_persistent(a_ptr, b_ptr, c_ptr, M, N, K, NUM_SMS: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr,
                       BK: tl.constexpr):
+    """Tutorial 09's shape: out-of-range rows and columns clamped with tl.where, K masked."""
     num_pid_n = tl.cdiv(N, BN)
     num_tiles = tl.cdiv(M, BM) * num_pid_n
     for tile_id in range(tl.program_id(0), num_tiles, NUM_SMS):   # uneven: some programs get one more tile
         pid_m = tile_id // num_pid_n
         pid_n = tile_id % num_pid_n
-        offs_am = pid_m * BM + tl.arange(0, BM)
-        offs_bn = pid_n * BN + tl.arange(0, BN)
-        offs_k = tl.arange(0, BK)
-        a_ptrs = a_ptr + offs_am[:, None] * K + offs_k[None, :]
-        b_ptrs = b_ptr + offs_k[:, None] * N + offs_bn[None, :]
+        rows = pid_m * BM + tl.arange(0, BM)
+        cols = pid_n * BN + tl.arange(0, BN)
+        offs_am = tl.where(rows < M, rows, 0)
+        offs_bn = tl.where(cols < N, cols, 0)
         acc = tl.zeros((BM, BN), tl.float32)
         for k in range(0, tl.cdiv(K, BK)):
-            acc = tl.dot(tl.load(a_ptrs), tl.load(b_ptrs), acc)
-            a_ptrs += BK
-            b_ptrs += BK * N
-        tl.store(c_ptr + offs_am[:, None] * N + offs_bn[None, :], acc.to(tl.float16))
+            offs_k = k * BK + tl.arange(0, BK)
+            a = tl.load(a_ptr + offs_am[:, None] * K + offs_k[None, :], mask=offs_k[None, :] < K, other=0.0)
+            b = tl.load(b_ptr + offs_k[:, None] * N + offs_bn[None, :], mask=offs_k[:, None] < K, other=0.0)
+            acc = tl.dot(a, b, acc)
+        tl.store(c_ptr + rows[:, None] * N + cols[None, :], acc.to(tl.float16),
+                 mask=(rows[:, None] < M) & (cols[None, :] < N))
 
 
 @mt.jit
@@ -237,7 +239,7 @@ def cases(quick):
     from kernels import gemm
     out.append(("matmul (tutorial 03, grouped order)", f"{m}^3", lambda: gemm.matmul(a16, b16),
                 lambda: (a32 @ b32).astype(np.float16), 1e-2 * np.sqrt(m), gemm.matmul_kernel))
-    out.append(("persistent matmul (24 programs)", f"{m}^3",
+    out.append(("persistent matmul (tutorial 09, 24 programs)", f"{m}^3",
                 lambda: (matmul_persistent[(24,)](a16, b16, c16, m, m, m, NUM_SMS=24, BM=128, BN=128, BK=64), c16)[1],
                 lambda: (a32 @ b32).astype(np.float16), 1e-2 * np.sqrt(m), matmul_persistent))
     g, size = 4, (128 if quick else 256)

@@ -83,12 +83,12 @@ def select(mask: np.ndarray, a, b, name="value"):
     if isinstance(a, tensor) or isinstance(b, tensor):
         from .ops import where
         cond = tensor(mask.reshape(-1), D.int1, ())
-        return where(cond, a, b)
+        return where(cond, a, b, every_program=True)
     if isinstance(a, (bool, int, float, np.generic)) and isinstance(b, (bool, int, float, np.generic)):
         if type(a) is type(b) and a == b:
             return a
         from .ops import where
-        return where(tensor(mask.reshape(-1), D.int1, ()), a, b)
+        return where(tensor(mask.reshape(-1), D.int1, ()), a, b, every_program=True)
     if a == b:
         return a
     raise TypeError(f"variable '{name}' holds {a!r} in some programs and {b!r} in others; only tensors and "

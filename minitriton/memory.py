@@ -51,7 +51,7 @@ def pointer_binary(a, b, op):
     return tensor(r._v, ptr.dtype, r.shape, aff=r.aff, buf=ptr.buf)
 
 
-def pointer_where(cond, x, y):
+def pointer_where(cond, x, y, every_program=False):
     from .ops import where
     if x.buf is None or y.buf is None:
         raise TypeError("tl.where cannot choose between a pointer and a number")
@@ -60,7 +60,7 @@ def pointer_where(cond, x, y):
             raise TypeError(f"tl.where between pointers of different types {x.dtype} and {y.dtype}")
         space = addresses.space()
         x, y = space.encoded(x), space.encoded(y)
-    r = where(cond, _offsets(x), _offsets(y))
+    r = where(cond, _offsets(x), _offsets(y), every_program=every_program)
     return tensor(r._v, x.dtype, r.shape, aff=r.aff, buf=x.buf)
 
 
@@ -200,8 +200,9 @@ def load(pointer, mask=None, other=None, boundary_check=(), padding_option="", c
             zeros = np.zeros((1,) * (len(pointer.shape) + 1), buf.dtype.container)
             rows = max(pointer.rows, 1 if m is None else m.shape[0])
             return tensor(np.broadcast_to(zeros, (rows,) + tuple(pointer.shape)), buf.dtype, pointer.shape)
-    if mask is None and m is not None:
-        pointer, m = _borrow_active_blocks(pointer, m)
+    fill_rows = None
+    if m is not None:
+        pointer, m, fill_rows = _borrow_active_blocks(pointer, m)
     st = buf.storage
     src = st.data()  # after the tracing exit: a traced launch never converts a half-precision argument
     fast = _affine_in_bounds(pointer) if m is None else None
@@ -215,8 +216,13 @@ def load(pointer, mask=None, other=None, boundary_check=(), padding_option="", c
             t = tensor.from_view(view, buf.dtype, pointer.shape) if view is not None else \
                 tensor(None, buf.dtype, pointer.shape)  # copied from the window only if used alone
             t.win = (src, base, steps)
-            return t
-        vals = window(src, steps, pointer.shape)[base] if pointer.shape else src[base]
+            if fill_rows is None:
+                return t
+            vals = t.v
+        else:
+            vals = window(src, steps, pointer.shape)[base] if pointer.shape else src[base]
+        if fill_rows is not None:
+            m = ~fill_rows.reshape((-1,) + (1,) * len(pointer.shape))
     else:
         off, m = materialized(pointer, m, "load")
         vals = src[off]
@@ -230,17 +236,27 @@ def load(pointer, mask=None, other=None, boundary_check=(), padding_option="", c
 
 
 def _borrow_active_blocks(pointer, m):
-    """An unmasked load that only inactive programs make partial: give those programs the block
-    of an active one (their values are discarded), so the load stays a strided view.  A block
-    every program addresses alike is read once for all of them when it lies in bounds."""
-    active = context.current().active
-    if pointer.aff is not None and pointer.aff[0].shape[0] == 1 and _affine_in_bounds(pointer) is not None:
-        return pointer, None
-    if pointer.aff is None or active is None or not active.any() or pointer.aff[0].shape[0] != active.shape[0]:
-        return pointer, m
+    """A load masked per program only (programs not running, or a mask the same for every lane of
+    a program): programs switched off read an active program's block instead, so the load stays a
+    strided view, then take `other` where their own mask was off.  Returns (pointer, mask, rows to
+    fill with `other` or None); the mask is None when the borrowing worked."""
+    if pointer.aff is None or any(n != 1 for n in m.shape[1:]):
+        return pointer, m, None
     c, steps = pointer.aff
-    c = np.where(active, c, c[int(np.argmax(active))])
-    return tensor(None, pointer.dtype, pointer.shape, aff=(c, steps), buf=pointer.buf), None
+    on = m.reshape(-1)
+    if not on.any() or c.shape[0] not in (1, on.shape[0]):
+        return pointer, m, None
+    if c.shape[0] > 1:
+        c = np.where(on, c, c[int(np.argmax(on))])
+    borrowed = tensor(None, pointer.dtype, pointer.shape, aff=(c, steps), buf=pointer.buf)
+    if _affine_in_bounds(borrowed) is None:
+        return pointer, m, None
+    active = context.current().active
+    off = ~on if active is None else ~on & np.broadcast_to(active, on.shape)  # off by the user's mask
+    if off.any():
+        off = np.broadcast_to(off, (max(off.shape[0], c.shape[0]),))
+        return borrowed, None, off
+    return borrowed, None, None
 
 
 def _like(buf):

@@ -220,6 +220,11 @@ def binary(a, b, op: str) -> tensor:
             return decided
     nd = len(shape)
     va, vb = _aligned(a, nd, dt), _aligned(b, nd, dt)
+    lanes = None
+    if nd and _lane_constant(va) and _lane_constant(vb):
+        # the same in every lane of a program (decided masks combined with &): compute once per program
+        lanes = shape
+        va, vb = va[(slice(None),) + (slice(0, 1),) * nd], vb[(slice(None),) + (slice(0, 1),) * nd]
     if op == "rshift" and signed_left and not dt.is_signed() and not dt.is_bool():
         # Triton shifts arithmetically when the left operand is signed, whatever the type it computes in
         sdt = np.dtype(f"i{dt.np.itemsize}")
@@ -234,6 +239,8 @@ def binary(a, b, op: str) -> tensor:
         out = np.fmod(va, vb)
     else:
         raise NotImplementedError(op)
+    if lanes is not None:
+        out = np.broadcast_to(out, out.shape[:1] + tuple(lanes))
     if op in _COMPARE:
         return tensor(out, D.int1, shape)
     return _alu(tensor(_round(out, dt) if dt.kind == "f" and dt.bits <= 16 else out.astype(dt.container, copy=False),
@@ -258,11 +265,25 @@ def _affine_compare(a: tensor, b: tensor, op: str, shape):
         true, false = hi <= k, lo > k
     else:
         true, false = (lo == k) & (hi == k), (k < lo) | (k > hi)
-    if not (true | false).all():
+    if not _running_rows(((true | false),))[0].all():  # undecided lanes of a program that runs
         return None
     rows = true if op in ("lt", "le", "eq") else false
     rows = rows.reshape((-1,) + (1,) * len(shape))
     return tensor(np.broadcast_to(rows, (rows.shape[0],) + tuple(shape)), D.int1, shape)
+
+
+def _running_rows(arrays):
+    """Per-program arrays restricted to the programs running now (the others' results are never
+    observed: control flow merges keep their old values)."""
+    st = context._local.__dict__.get("state")
+    active = st.active if st is not None else None
+    if active is None or not active.any() or any(a.shape[0] != active.shape[0] for a in arrays):
+        return arrays
+    return tuple(a[active] for a in arrays)
+
+
+def _lane_constant(v: np.ndarray) -> bool:
+    return v.ndim > 1 and v.size > v.shape[0] and not any(v.strides[1:])
 
 
 def _affine(a: tensor, b: tensor, op: str, shape):
@@ -284,8 +305,8 @@ def _affine(a: tensor, b: tensor, op: str, shape):
     if op == "mod":
         m = _uniform_int(b)
         if m is not None and m > 0:
-            lo, hi = _aff_bounds(a)
-            if lo.min() >= 0 and hi.max() < m:
+            lo, hi = _running_rows(_aff_bounds(a))
+            if lo.min() >= 0 and hi.max() < m:  # x % m == x where it is observed
                 return (a.aff[0], _aligned_steps(a, shape))
         if not a.shape and not b.shape:
             return (np.fmod(a.aff[0], b.aff[0]), ())
@@ -545,7 +566,9 @@ def fma(x, y, z):
     return x * y + z
 
 
-def where(condition, x, y):
+def where(condition, x, y, *, every_program=False):
+    """`every_program`: a control-flow merge, where programs not running now keep their own
+    values (otherwise their values are never observed and do not constrain shortcuts)."""
     condition = to_tensor(condition)
     if isinstance(x, tensor) or not isinstance(y, tensor):
         x = to_tensor(x, y if isinstance(y, tensor) else None)
@@ -555,7 +578,14 @@ def where(condition, x, y):
         x = to_tensor(x, y)
     if x.buf is not None or y.buf is not None:
         from .memory import pointer_where
-        return pointer_where(condition, x, y)
+        return pointer_where(condition, x, y, every_program)
+    decided = _decided(condition, every_program)
+    if decided is not None:  # every lane of every program takes the same side (`tl.where(offs < M, offs, 0)`)
+        keep = x if decided else y
+        dt = D.promote(x.dtype, y.dtype)
+        shape = _bshape(_bshape(condition.shape, x.shape), y.shape)
+        if keep.dtype is dt:
+            return broadcast_to(keep, shape)
     if not condition.shape and x.aff is not None and y.aff is not None and x.dtype is y.dtype \
             and x.shape == y.shape and _aligned_steps(x, x.shape) == _aligned_steps(y, y.shape):
         # one choice per program between two affine blocks (a divergent branch merging index or
@@ -567,6 +597,22 @@ def where(condition, x, y):
     nd = len(shape)
     out = np.where(_aligned(condition, nd).astype(bool, copy=False), _aligned(x, nd, dt), _aligned(y, nd, dt))
     return tensor(out, dt, shape)
+
+
+def _decided(condition: tensor, every_program=False):
+    """True or False when a condition block is the same in every lane of every program (a
+    broadcast view from an affine comparison, or a uniform scalar), else None."""
+    if condition.aff is not None or condition.lazy is not None:
+        return None
+    v = condition.v
+    if not v.size or any(v.strides[1:]):
+        return None
+    rows = v.reshape(v.shape[0], -1)[:, 0]
+    if not every_program:
+        rows, = _running_rows((rows,))
+    if rows.shape[0] > 1 and not (rows == rows[0]).all():
+        return None
+    return bool(rows[0])
 
 
 # ---------------------------------------------------------------- shapes
