@@ -361,3 +361,32 @@ def test_where_between_arguments_and_pointer_to_address():
     pick_kernel[(4,)](a, b, out, addr, BLOCK=8)
     np.testing.assert_array_equal(out, [a, b, a, b])
     np.testing.assert_array_equal(addr, mt.data_ptr(a) + 4 * np.arange(4))
+
+
+@mt.jit
+def clamped_persistent_matmul(a_ptr, b_ptr, c_ptr, M, N, K, NUM_SMS: tl.constexpr, BM: tl.constexpr,
+                              BN: tl.constexpr, BK: tl.constexpr):
+    """Tutorial 09's addressing: rows and columns past the edge clamped with tl.where and %."""
+    num_pid_n = tl.cdiv(N, BN)
+    for tile in range(tl.program_id(0), tl.cdiv(M, BM) * num_pid_n, NUM_SMS):
+        rows = tile // num_pid_n * BM + tl.arange(0, BM)
+        cols = tile % num_pid_n * BN + tl.arange(0, BN)
+        safe_rows = tl.where(rows < M, rows, 0)
+        safe_cols = cols % N
+        acc = tl.zeros((BM, BN), tl.float32)
+        for k in range(0, tl.cdiv(K, BK)):
+            ks = k * BK + tl.arange(0, BK)
+            a = tl.load(a_ptr + safe_rows[:, None] * K + ks[None, :], mask=ks[None, :] < K, other=0.0)
+            b = tl.load(b_ptr + ks[:, None] * N + safe_cols[None, :], mask=ks[:, None] < K, other=0.0)
+            acc = tl.dot(a, b, acc)
+        tl.store(c_ptr + rows[:, None] * N + cols[None, :], acc, mask=(rows[:, None] < M) & (cols[None, :] < N))
+
+
+@pytest.mark.parametrize("shape", [(128, 128, 64), (100, 72, 40)])
+def test_clamped_persistent_matmul_with_uneven_tiles(shape):
+    M, N, K = shape
+    rng = np.random.default_rng(1)
+    a, b = rng.standard_normal((M, K)).astype(np.float16), rng.standard_normal((K, N)).astype(np.float16)
+    c, = lockstep_and_sequential(clamped_persistent_matmul, (5,), lambda: (a, b, np.zeros((M, N), np.float32), M, N, K),
+                                 NUM_SMS=5, BM=32, BN=32, BK=16)[2:3]
+    np.testing.assert_allclose(c, a.astype(np.float32) @ b.astype(np.float32), rtol=1e-3, atol=1e-3)
