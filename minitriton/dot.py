@@ -123,7 +123,9 @@ def _concat_k(ts, axis):
             view = program_view(src, base, steps, shape)
             if view is not None:
                 return tensor.from_view(view, first.dtype, shape)
-            return tensor(window(src, steps, shape)[base], first.dtype, shape)
+            t = tensor(None, first.dtype, shape)  # one window per program: read in place by the product
+            t.win = (src, base, steps)
+            return t
     rows = builtins.max(t.rows for t in ts)
     parts = [np.broadcast_to(t.v, (rows,) + t.shape) for t in ts]
     return tensor(np.concatenate(parts, axis=axis + 1), first.dtype, shape)
@@ -210,11 +212,10 @@ class DotChain:
                 _concat_k([t[1] for t in terms], axis=len(terms[0][1].shape) - 2))
 
     def _product(self, a, b, acc):
+        if len(a.shape) == 2 and (_windowed(a) or _windowed(b)):
+            return self._finish(_per_program_matmul(a, b, self._prepare), acc)
         va, vb = _dot_operands(a, b)
-        if self.prec == "tf32":
-            va, vb = _tf32(va), _tf32(vb)
-        if a.dtype is D.int8:
-            va, vb = va.astype(np.int32), vb.astype(np.int32)
+        va, vb = self._prepare(va), self._prepare(vb)
         av = None
         if acc is not None:
             av = acc.v
@@ -227,11 +228,60 @@ class DotChain:
             prod = _batched_matmul(va, vb, None) + av  # a uniform product added to per-program accumulators
         else:
             prod = _batched_matmul(va, vb, av)
+        return self._cast(prod)
+
+    def _prepare(self, v):
+        """Operand values as the tensor cores see them (tf32-rounded fp32, widened int8)."""
+        if self.prec == "tf32":
+            return _tf32(v)
+        return v.astype(np.int32) if v.dtype == np.int8 else v
+
+    def _finish(self, prod, acc):
+        if acc is not None:
+            av = acc.v
+            np.add(prod, av if av.shape[0] == prod.shape[0] else av.reshape((1,) + av.shape[1:]), out=prod,
+                   casting="unsafe")
+        return self._cast(prod)
+
+    def _cast(self, prod):
         if prod.dtype != self.out_dtype.container:
             prod = prod.astype(self.out_dtype.container)
         if self.out_dtype.kind == "f" and self.out_dtype.bits <= 16:
             prod = _round(prod, self.out_dtype)
         return prod
+
+
+def _windowed(t: tensor) -> bool:
+    """A block that is one window per program into an argument, not gathered into an array."""
+    return t._v is None and t.pv is None and t.lazy is None and t.win is not None
+
+
+def _per_program(t: tensor):
+    """Program p's block of t, as a view where t is windowed."""
+    if _windowed(t):
+        from .buffers import window
+        src, base, steps = t.win
+        w = window(src, steps, t.shape)
+        return base.shape[0], lambda p: w[int(base[p])]
+    v = t.v
+    return v.shape[0], lambda p: v[p]
+
+
+def _per_program_matmul(a, b, prepare):
+    """Every program's a @ b, one BLAS call each on its own operand windows read in place: the
+    call a program makes when it runs alone, so both execution paths agree bit for bit."""
+    ra, pa = _per_program(a)
+    rb, pb = _per_program(b)
+    rows = builtins.max(ra, rb)
+    shared_a, shared_b = prepare(pa(0)) if ra == 1 else None, prepare(pb(0)) if rb == 1 else None
+    out = None
+    for p in range(rows):
+        x = shared_a if ra == 1 else prepare(pa(p))
+        y = shared_b if rb == 1 else prepare(pb(p))
+        if out is None:
+            out = POOL.empty((rows, a.shape[0], b.shape[1]), np.result_type(x, y))
+        np.matmul(x, y, out=out[p])
+    return out
 
 
 def _union(active, other, has_other):
@@ -245,6 +295,10 @@ def _rows_of(t, sel, rows):
     """The rows `sel` of a tensor (a uniform one stays uniform), as a plain tensor."""
     if t is None:
         return None
+    if _windowed(t) and t.win[1].shape[0] == rows:
+        picked = tensor(None, t.dtype, t.shape)
+        picked.win = (t.win[0], t.win[1][sel], t.win[2])
+        return picked
     v = t.v
     if v.shape[0] == 1:
         return tensor(v, t.dtype, t.shape)
