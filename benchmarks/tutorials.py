@@ -13,159 +13,8 @@ import numpy as np
 from benchmarks import common
 from benchmarks.common import markdown, machine, median_time
 import minitriton as mt
-import minitriton.language as tl
-
-
-@mt.jit
-def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
-    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    mask = offs < n
-    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) + tl.load(y_ptr + offs, mask=mask), mask=mask)
-
-
-@mt.jit
-def softmax_row(out_ptr, in_ptr, stride, n_cols, BLOCK: tl.constexpr):
-    row = tl.program_id(0)
-    cols = tl.arange(0, BLOCK)
-    x = tl.load(in_ptr + row * stride + cols, mask=cols < n_cols, other=-float("inf"))
-    num = tl.exp(x - tl.max(x, axis=0))
-    tl.store(out_ptr + row * stride + cols, num / tl.sum(num, axis=0), mask=cols < n_cols)
-
-
-@mt.jit
-def softmax_persistent(out_ptr, in_ptr, stride, n_rows, n_cols, BLOCK: tl.constexpr):
-    for row in tl.range(tl.program_id(0), n_rows, tl.num_programs(0)):
-        cols = tl.arange(0, BLOCK)
-        x = tl.load(in_ptr + row * stride + cols, mask=cols < n_cols, other=-float("inf"))
-        num = tl.exp(x - tl.max(x, axis=0))
-        tl.store(out_ptr + row * stride + cols, num / tl.sum(num, axis=0), mask=cols < n_cols)
-
-
-@mt.jit
-def layer_norm_fwd(X, Y, W, B, stride, N, eps, BLOCK: tl.constexpr):
-    row = tl.program_id(0)
-    X += row * stride
-    Y += row * stride
-    acc = tl.zeros([BLOCK], dtype=tl.float32)
-    for off in range(0, N, BLOCK):
-        cols = off + tl.arange(0, BLOCK)
-        acc += tl.load(X + cols, mask=cols < N, other=0.).to(tl.float32)
-    mean = tl.sum(acc, axis=0) / N
-    acc = tl.zeros([BLOCK], dtype=tl.float32)
-    for off in range(0, N, BLOCK):
-        cols = off + tl.arange(0, BLOCK)
-        x = tl.load(X + cols, mask=cols < N, other=0.).to(tl.float32)
-        x = tl.where(cols < N, x - mean, 0.)
-        acc += x * x
-    rstd = 1 / tl.sqrt(tl.sum(acc, axis=0) / N + eps)
-    for off in range(0, N, BLOCK):
-        cols = off + tl.arange(0, BLOCK)
-        mask = cols < N
-        x = tl.load(X + cols, mask=mask, other=0.).to(tl.float32)
-        tl.store(Y + cols, (x - mean) * rstd * tl.load(W + cols, mask=mask) + tl.load(B + cols, mask=mask), mask=mask)
-
-
-@mt.jit
-def layer_norm_dw(DY, X, Mean, Rstd, DW, Lock, Count, stride, N, GROUP: tl.constexpr, BLOCK: tl.constexpr):
-    """The backward pass's dW partial sums, accumulated by groups of rows under a spin lock."""
-    row = tl.program_id(0)
-    cols = tl.arange(0, BLOCK)
-    mask = cols < N
-    x = tl.load(X + row * stride + cols, mask=mask, other=0.)
-    dy = tl.load(DY + row * stride + cols, mask=mask, other=0.)
-    partial = dy * (x - tl.load(Mean + row)) * tl.load(Rstd + row)
-    lock_id = row % GROUP
-    Lock += lock_id
-    while tl.atomic_cas(Lock, 0, 1) == 1:
-        pass
-    count = tl.load(Count + lock_id)
-    if count != 0:
-        partial += tl.load(DW + lock_id * N + cols, mask=mask)
-    tl.store(DW + lock_id * N + cols, partial, mask=mask)
-    tl.store(Count + lock_id, count + 1)
-    tl.atomic_xchg(Lock, 0)
-
-
-@mt.jit
-def attention_fwd(Q, K, V, Out, sm_scale, T, D: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-                  CAUSAL: tl.constexpr):
-    start_m = tl.program_id(0)
-    base = tl.program_id(1) * T * D
-    offs_m = start_m * BLOCK_M + tl.arange(0, BLOCK_M)
-    offs_n = tl.arange(0, BLOCK_N)
-    offs_d = tl.arange(0, D)
-    q = tl.load(Q + base + offs_m[:, None] * D + offs_d[None, :])
-    m_i = tl.zeros([BLOCK_M], tl.float32) - float("inf")
-    l_i = tl.zeros([BLOCK_M], tl.float32) + 1.0
-    acc = tl.zeros([BLOCK_M, D], tl.float32)
-    qk_scale = sm_scale * 1.44269504
-    hi = (start_m + 1) * BLOCK_M if CAUSAL else T        # causal: the loop bound depends on the program
-    for start_n in range(0, hi, BLOCK_N):
-        k = tl.load(K + base + (start_n + offs_n)[None, :] * D + offs_d[:, None])
-        qk = tl.dot(q, k)
-        if CAUSAL:
-            qk = tl.where(offs_m[:, None] >= start_n + offs_n[None, :], qk, -float("inf"))
-        m_ij = tl.maximum(m_i, tl.max(qk, 1) * qk_scale)
-        p = tl.math.exp2(qk * qk_scale - m_ij[:, None])
-        alpha = tl.math.exp2(m_i - m_ij)
-        l_i = l_i * alpha + tl.sum(p, 1)
-        v = tl.load(V + base + (start_n + offs_n)[:, None] * D + offs_d[None, :])
-        acc = tl.dot(p.to(tl.float16), v, acc * alpha[:, None])
-        m_i = m_ij
-    tl.store(Out + base + offs_m[:, None] * D + offs_d[None, :], (acc / l_i[:, None]).to(tl.float16))
-
-
-@mt.jit
-def matmul_persistent(a_ptr, b_ptr, c_ptr, M, N, K, NUM_SMS: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr,
-                      BK: tl.constexpr):
-    """Tutorial 09's shape: out-of-range rows and columns clamped with tl.where, K masked."""
-    num_pid_n = tl.cdiv(N, BN)
-    num_tiles = tl.cdiv(M, BM) * num_pid_n
-    for tile_id in range(tl.program_id(0), num_tiles, NUM_SMS):   # uneven: some programs get one more tile
-        pid_m = tile_id // num_pid_n
-        pid_n = tile_id % num_pid_n
-        rows = pid_m * BM + tl.arange(0, BM)
-        cols = pid_n * BN + tl.arange(0, BN)
-        offs_am = tl.where(rows < M, rows, 0)
-        offs_bn = tl.where(cols < N, cols, 0)
-        acc = tl.zeros((BM, BN), tl.float32)
-        for k in range(0, tl.cdiv(K, BK)):
-            offs_k = k * BK + tl.arange(0, BK)
-            a = tl.load(a_ptr + offs_am[:, None] * K + offs_k[None, :], mask=offs_k[None, :] < K, other=0.0)
-            b = tl.load(b_ptr + offs_k[:, None] * N + offs_bn[None, :], mask=offs_k[:, None] < K, other=0.0)
-            acc = tl.dot(a, b, acc)
-        tl.store(c_ptr + rows[:, None] * N + cols[None, :], acc.to(tl.float16),
-                 mask=(rows[:, None] < M) & (cols[None, :] < N))
-
-
-@mt.jit
-def grouped_gemm(a_addrs, b_addrs, c_addrs, dims, n_groups, NUM_SMS: tl.constexpr, BM: tl.constexpr,
-                 BN: tl.constexpr, BK: tl.constexpr):
-    """Tutorial 08's shape: NUM_SMS programs walk the tiles of every problem; each problem's
-    matrices are reached through int64 addresses in a table (row-major, dims = M, N, K)."""
-    tile = tl.program_id(0)
-    first = 0
-    for g in range(n_groups):
-        M, N, K = tl.load(dims + 3 * g), tl.load(dims + 3 * g + 1), tl.load(dims + 3 * g + 2)
-        tiles_n = tl.cdiv(N, BN)
-        count = tl.cdiv(M, BM) * tiles_n
-        while tile >= first and tile < first + count:
-            a = tl.load(a_addrs + g).to(tl.pointer_type(tl.float16))
-            b = tl.load(b_addrs + g).to(tl.pointer_type(tl.float16))
-            c = tl.load(c_addrs + g).to(tl.pointer_type(tl.float16))
-            rows = (tile - first) // tiles_n * BM + tl.arange(0, BM)
-            cols = (tile - first) % tiles_n * BN + tl.arange(0, BN)
-            ks = tl.arange(0, BK)
-            a_tile = a + rows[:, None] * K + ks[None, :]
-            b_tile = b + ks[:, None] * N + cols[None, :]
-            acc = tl.zeros((BM, BN), tl.float32)
-            for _ in range(0, tl.cdiv(K, BK)):
-                acc += tl.dot(tl.load(a_tile), tl.load(b_tile))
-                a_tile += BK
-                b_tile += BK * N
-            tl.store(c + rows[:, None] * N + cols[None, :], acc.to(tl.float16))
-            tile += NUM_SMS
-        first += count
+from kernels.tutorials import (add_kernel, softmax_row, softmax_persistent, layer_norm_fwd, layer_norm_dw,
+                               attention_fwd, matmul_persistent, grouped_gemm)
 
 
 def _softmax_np(x):
@@ -203,16 +52,18 @@ def cases(quick):
                 lambda: (softmax_row[(rows,)](so, s, cols, cols, BLOCK=1024), so)[1], lambda: _softmax_np(s), 1e-6,
                 softmax_row))
     out.append(("fused softmax, persistent (P=96)", f"{rows}x{cols}",
-                lambda: (softmax_persistent[(96,)](so, s, cols, rows, cols, BLOCK=1024), so)[1],
+                lambda: (softmax_persistent[(96,)](so, s, cols, cols, rows, cols, BLOCK_SIZE=1024, num_stages=2),
+                                 so)[1],
                 lambda: _softmax_np(s), 1e-6, softmax_persistent))
     w, b = rng.standard_normal(cols).astype(np.float32), rng.standard_normal(cols).astype(np.float32)
-    ln = np.empty_like(s)
+    ln, ln_mean, ln_rstd = np.empty_like(s), np.empty(rows, np.float32), np.empty(rows, np.float32)
 
     def ln_np():
         mu, var = s.mean(1, keepdims=True), s.var(1, keepdims=True)
         return (s - mu) / np.sqrt(var + 1e-5) * w + b
     out.append(("layer norm forward", f"{rows}x{cols}",
-                lambda: (layer_norm_fwd[(rows,)](s, ln, w, b, cols, cols, 1e-5, BLOCK=256), ln)[1], ln_np, 1e-4,
+                lambda: (layer_norm_fwd[(rows,)](s, ln, w, b, ln_mean, ln_rstd, cols, cols, 1e-5, BLOCK_SIZE=256),
+                         ln)[1], ln_np, 1e-4,
                 layer_norm_fwd))
     dy = rng.standard_normal((rows, cols)).astype(np.float32)
     mean, rstd = s.mean(1).astype(np.float32), (1 / np.sqrt(s.var(1) + 1e-5)).astype(np.float32)

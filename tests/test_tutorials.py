@@ -1,27 +1,12 @@
-"""Kernels written the way Triton's tutorials write them run unchanged but for the imports.
-
-These are our own kernels in the tutorials' style: a persistent-loop fused softmax, layer
-norm forward and backward (with a spin lock built on atomic_cas), and a matmul with a jitted
-activation helper, launched with `triton.cdiv`-style grids and launch options.
-"""
+"""Triton's tutorials 01-09 (kernels/tutorials.py, written in their style) give numpy's numbers,
+launched as the tutorials launch them (`triton.cdiv` grids, meta-parameter callables, launch
+options)."""
 import numpy as np
+import pytest
 
 import minitriton as triton            # was: import triton
-import minitriton.language as tl      # was: import triton.language as tl
-
-
-@triton.jit
-def softmax_persistent(out_ptr, in_ptr, in_row_stride, out_row_stride, n_rows, n_cols,
-                       BLOCK_SIZE: tl.constexpr, num_stages: tl.constexpr):
-    row_start = tl.program_id(0)
-    row_step = tl.num_programs(0)
-    for row_idx in tl.range(row_start, n_rows, row_step, num_stages=num_stages):
-        cols = tl.arange(0, BLOCK_SIZE)
-        mask = cols < n_cols
-        row = tl.load(in_ptr + row_idx * in_row_stride + cols, mask=mask, other=-float("inf"))
-        shifted = row - tl.max(row, axis=0)
-        num = tl.exp(shifted)
-        tl.store(out_ptr + row_idx * out_row_stride + cols, num / tl.sum(num, axis=0), mask=mask)
+from kernels.tutorials import (add_kernel, softmax_persistent, matmul_kernel, seeded_dropout, layer_norm_fwd,
+                               layer_norm_dw, attention_fwd, asin_kernel, grouped_gemm, matmul_persistent)
 
 
 def test_persistent_softmax():
@@ -31,56 +16,6 @@ def test_persistent_softmax():
                                   BLOCK_SIZE=triton.next_power_of_2(x.shape[1]), num_stages=2, num_warps=4)
     e = np.exp(x - x.max(1, keepdims=True))
     np.testing.assert_allclose(y, e / e.sum(1, keepdims=True), rtol=1e-5, atol=1e-7)
-
-
-@triton.jit
-def layer_norm_fwd(X, Y, W, B, Mean, Rstd, stride, N, eps, BLOCK_SIZE: tl.constexpr):
-    row = tl.program_id(0)
-    Y += row * stride
-    X += row * stride
-    acc = tl.zeros([BLOCK_SIZE], dtype=tl.float32)
-    for off in range(0, N, BLOCK_SIZE):
-        cols = off + tl.arange(0, BLOCK_SIZE)
-        acc += tl.load(X + cols, mask=cols < N, other=0.).to(tl.float32)
-    mean = tl.sum(acc, axis=0) / N
-    acc = tl.zeros([BLOCK_SIZE], dtype=tl.float32)
-    for off in range(0, N, BLOCK_SIZE):
-        cols = off + tl.arange(0, BLOCK_SIZE)
-        x = tl.load(X + cols, mask=cols < N, other=0.).to(tl.float32)
-        x = tl.where(cols < N, x - mean, 0.)
-        acc += x * x
-    rstd = 1 / tl.sqrt(tl.sum(acc, axis=0) / N + eps)
-    tl.store(Mean + row, mean)
-    tl.store(Rstd + row, rstd)
-    for off in range(0, N, BLOCK_SIZE):
-        cols = off + tl.arange(0, BLOCK_SIZE)
-        mask = cols < N
-        w = tl.load(W + cols, mask=mask)
-        b = tl.load(B + cols, mask=mask)
-        x = tl.load(X + cols, mask=mask, other=0.).to(tl.float32)
-        tl.store(Y + cols, (x - mean) * rstd * w + b, mask=mask)
-
-
-@triton.jit
-def weight_grad_partial(DY, X, Mean, Rstd, DW, Lock, Count, stride, N, GROUP: tl.constexpr, BLOCK: tl.constexpr):
-    """dW accumulated by groups of rows under a spin lock, the tutorial's pattern."""
-    row = tl.program_id(0)
-    cols = tl.arange(0, BLOCK)
-    mask = cols < N
-    x = tl.load(X + row * stride + cols, mask=mask, other=0.).to(tl.float32)
-    dy = tl.load(DY + row * stride + cols, mask=mask, other=0.).to(tl.float32)
-    xhat = (x - tl.load(Mean + row)) * tl.load(Rstd + row)
-    lock_id = row % GROUP
-    Lock += lock_id
-    while tl.atomic_cas(Lock, 0, 1) == 1:
-        pass
-    count = tl.load(Count + lock_id)
-    partial = dy * xhat
-    if count != 0:
-        partial += tl.load(DW + lock_id * N + cols, mask=mask)
-    tl.store(DW + lock_id * N + cols, partial, mask=mask)
-    tl.store(Count + lock_id, count + 1)
-    tl.atomic_xchg(Lock, 0)
 
 
 def test_layer_norm_forward_and_locked_weight_gradient():
@@ -98,49 +33,10 @@ def test_layer_norm_forward_and_locked_weight_gradient():
     group = 4
     dw = np.zeros((group, N), np.float32)
     lock, count = np.zeros(group, np.int32), np.zeros(group, np.int32)
-    weight_grad_partial[(M,)](dy, x, mean, rstd, dw, lock, count, N, N, GROUP=group, BLOCK=512)
+    layer_norm_dw[(M,)](dy, x, mean, rstd, dw, lock, count, N, N, GROUP=group, BLOCK=512)
     xhat = (x - mean[:, None]) * rstd[:, None]
     np.testing.assert_allclose(dw.sum(0), (dy * xhat).sum(0), rtol=1e-4, atol=1e-4)
     assert (lock == 0).all() and count.sum() == M
-
-
-@triton.jit
-def leaky_relu(x):
-    return tl.where(x >= 0, x, 0.01 * x)
-
-
-@triton.jit
-def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
-                  BLOCK_SIZE_M: tl.constexpr, BLOCK_SIZE_N: tl.constexpr, BLOCK_SIZE_K: tl.constexpr,
-                  GROUP_SIZE_M: tl.constexpr, ACTIVATION: tl.constexpr):
-    pid = tl.program_id(axis=0)
-    num_pid_m = tl.cdiv(M, BLOCK_SIZE_M)
-    num_pid_n = tl.cdiv(N, BLOCK_SIZE_N)
-    num_pid_in_group = GROUP_SIZE_M * num_pid_n
-    group_id = pid // num_pid_in_group
-    first_pid_m = group_id * GROUP_SIZE_M
-    group_size_m = min(num_pid_m - first_pid_m, GROUP_SIZE_M)
-    pid_m = first_pid_m + ((pid % num_pid_in_group) % group_size_m)
-    pid_n = (pid % num_pid_in_group) // group_size_m
-    offs_am = (pid_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)) % M
-    offs_bn = (pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)) % N
-    offs_k = tl.arange(0, BLOCK_SIZE_K)
-    a_ptrs = a_ptr + (offs_am[:, None] * stride_am + offs_k[None, :] * stride_ak)
-    b_ptrs = b_ptr + (offs_k[:, None] * stride_bk + offs_bn[None, :] * stride_bn)
-    accumulator = tl.zeros((BLOCK_SIZE_M, BLOCK_SIZE_N), dtype=tl.float32)
-    for k in range(0, tl.cdiv(K, BLOCK_SIZE_K)):
-        a = tl.load(a_ptrs, mask=offs_k[None, :] < K - k * BLOCK_SIZE_K, other=0.0)
-        b = tl.load(b_ptrs, mask=offs_k[:, None] < K - k * BLOCK_SIZE_K, other=0.0)
-        accumulator = tl.dot(a, b, accumulator)
-        a_ptrs += BLOCK_SIZE_K * stride_ak
-        b_ptrs += BLOCK_SIZE_K * stride_bk
-    if ACTIVATION == "leaky_relu":
-        accumulator = leaky_relu(accumulator)
-    c = accumulator.to(tl.float16)
-    offs_cm = pid_m * BLOCK_SIZE_M + tl.arange(0, BLOCK_SIZE_M)
-    offs_cn = pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)
-    c_ptrs = c_ptr + stride_cm * offs_cm[:, None] + stride_cn * offs_cn[None, :]
-    tl.store(c_ptrs, c, mask=(offs_cm[:, None] < M) & (offs_cn[None, :] < N))
 
 
 def test_tutorial_matmul_with_jitted_activation():
@@ -154,3 +50,72 @@ def test_tutorial_matmul_with_jitted_activation():
     ref = a.astype(np.float64) @ b.astype(np.float64)
     ref = np.where(ref >= 0, ref, 0.01 * ref)
     assert np.abs(c - ref).max() <= 0.5 * np.spacing(np.abs(ref).astype(np.float16)).max() + 150 * 2.0 ** -24 * 200
+
+
+def test_vector_add():
+    x, y = np.arange(1000, dtype=np.float32), np.ones(1000, np.float32)
+    out = np.empty_like(x)
+    add_kernel[lambda meta: (triton.cdiv(1000, meta["BLOCK"]),)](x, y, out, 1000, BLOCK=256)
+    np.testing.assert_array_equal(out, x + y)
+
+
+def test_seeded_dropout_regenerates_its_mask_from_the_seed():
+    x = np.random.default_rng(3).uniform(1, 2, 5000).astype(np.float32)
+
+    def drop(seed):
+        out = np.empty_like(x)
+        seeded_dropout[(triton.cdiv(5000, 1024),)](x, out, 5000, 0.4, seed, BLOCK=1024)
+        return out
+    a, b, c = drop(7), drop(7), drop(8)
+    np.testing.assert_array_equal(a, b)
+    kept = a != 0
+    assert abs(kept.mean() - 0.6) < 0.03 and (kept != (c != 0)).mean() > 0.3
+    np.testing.assert_allclose(a[kept], x[kept] / np.float32(0.6), rtol=1e-6)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_fused_attention(causal):
+    rng = np.random.default_rng(4)
+    heads, t, d = 2, 128, 32
+    q, k, v = (rng.standard_normal((heads, t, d)).astype(np.float16) for _ in range(3))
+    out = np.empty_like(q)
+    attention_fwd[(t // 32, heads)](q, k, v, out, d ** -0.5, t, D=d, BLOCK_M=32, BLOCK_N=32, CAUSAL=causal)
+    assert attention_fwd.last_launch["path"] == "lockstep"
+    s = q.astype(np.float32) @ k.astype(np.float32).transpose(0, 2, 1) * d ** -0.5
+    if causal:
+        s = np.where(np.tril(np.ones((t, t), bool)), s, -np.inf)
+    p = np.exp(s - s.max(-1, keepdims=True))
+    want = (p / p.sum(-1, keepdims=True)) @ v.astype(np.float32)
+    np.testing.assert_allclose(out.astype(np.float32), want, atol=2e-2)
+
+
+def test_libdevice_asin_and_refused_types():
+    x = np.random.default_rng(5).uniform(-1, 1, 1000).astype(np.float32)
+    y = np.empty_like(x)
+    asin_kernel[(4,)](x, y, 1000, BLOCK=256)
+    np.testing.assert_allclose(y, np.arcsin(x), rtol=1e-6, atol=1e-7)
+    with pytest.raises(TypeError, match="libdevice.asin takes fp32 or fp64"):
+        asin_kernel[(1,)](x.astype(np.float16), np.empty(1000, np.float16), 1000, BLOCK=1024)
+
+
+def test_grouped_gemm_through_an_address_table():
+    rng = np.random.default_rng(6)
+    sizes = [(64, 96, 32), (128, 64, 64), (32, 32, 96)]
+    a = [rng.standard_normal((m, k)).astype(np.float16) for m, n, k in sizes]
+    b = [rng.standard_normal((k, n)).astype(np.float16) for m, n, k in sizes]
+    c = [np.zeros((m, n), np.float16) for m, n, k in sizes]
+    table = [np.array([triton.data_ptr(x) for x in xs], np.int64) for xs in (a, b, c)]
+    grouped_gemm[(7,)](*table, np.array(sizes, np.int32).reshape(-1), len(sizes), NUM_SMS=7, BM=32, BN=32, BK=32)
+    assert grouped_gemm.last_launch["path"] == "lockstep"
+    for x, y, z in zip(a, b, c):
+        np.testing.assert_allclose(z, x.astype(np.float32) @ y.astype(np.float32), rtol=2e-2, atol=5e-2)
+
+
+def test_persistent_matmul_tutorial_09():
+    rng = np.random.default_rng(7)
+    M, N, K = 200, 136, 96
+    a, b = rng.standard_normal((M, K)).astype(np.float16), rng.standard_normal((K, N)).astype(np.float16)
+    c = np.zeros((M, N), np.float16)
+    matmul_persistent[(5,)](a, b, c, M, N, K, NUM_SMS=5, BM=64, BN=64, BK=32)
+    assert matmul_persistent.last_launch["path"] == "lockstep"
+    np.testing.assert_allclose(c, a.astype(np.float32) @ b.astype(np.float32), rtol=2e-2, atol=5e-2)

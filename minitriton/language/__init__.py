@@ -1,22 +1,23 @@
 """`import minitriton.language as tl`: the block language, Triton's names and meanings."""
-from .dtypes import (dtype, pointer_type, int1, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
+from ..dtypes import (dtype, pointer_type, int1, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
                      float16, bfloat16, float32, float64, float8e4nv, float8e5, float8e4b8, float8e5b16)
-from .tensor import tensor, constexpr
-from .ops import (program_id, num_programs, arange, full, zeros, zeros_like, full_like, cdiv, cast,
+from ..tensor import tensor, constexpr
+from ..ops import (program_id, num_programs, arange, full, zeros, zeros_like, full_like, cdiv, cast,
                   exp, exp2, log, log2, sqrt, rsqrt, sin, cos, floor, ceil, sigmoid, erf, abs, maximum, minimum,
                   clamp, fma, where, expand_dims, reshape, view, broadcast_to, broadcast, permute, trans,
                   sum, max, min, argmax, argmin, xor_sum, cumsum, softmax, multiple_of, max_contiguous,
                   max_constancy, assume, debug_barrier, static_assert, static_print, device_print, device_assert,
                   range, static_range, PropagateNan, umulhi, fdiv, div_rn, sqrt_rn, ravel, swizzle2d)
-from .combine import reduce, associative_scan, cumprod
-from .rearrange import flip, sort, topk, gather, histogram, join, split, interleave, cat
-from .random import (philox, philox_impl, randint, randint4x, rand, rand4x, randn, randn4x, uint_to_uniform_float,
+from ..combine import reduce, associative_scan, cumprod
+from ..rearrange import flip, sort, topk, gather, histogram, join, split, interleave, cat
+from ..random import (philox, philox_impl, randint, randint4x, rand, rand4x, randn, randn4x, uint_to_uniform_float,
                      pair_uniform_to_normal)
-from .memory import load, store
-from .block_ptr import make_block_ptr, advance
-from .atomics import atomic_add, atomic_max, atomic_min, atomic_xchg, atomic_cas, atomic_and, atomic_or, atomic_xor
-from .dot import dot
-from . import ops as math  # tl.math.exp etc.
+from ..memory import load, store
+from ..block_ptr import make_block_ptr, advance
+from ..atomics import atomic_add, atomic_max, atomic_min, atomic_xchg, atomic_cas, atomic_and, atomic_or, atomic_xor
+from ..dot import dot
+from .. import ops as math  # tl.math.exp etc.
+from . import extra
 
 # Triton names not implemented yet: using one says so by name (issue 7), never a wrong result.
 TRITON_MAX_TENSOR_NUMEL = 1 << 20

@@ -1,0 +1,113 @@
+"""CUDA's libdevice math, as Triton exposes it (`from triton.language.extra import libdevice`,
+tutorial 07): elementwise functions of fp32 and fp64 blocks, computed with numpy in the
+block's own precision.  As in Triton, other element types are refused by name.
+
+Predicates (isnan, isinf, isfinited, signbit) return int32 blocks, as libdevice's do.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from . import dtypes as D
+from .tensor import tensor, to_tensor
+from .ops import _alu, _bshape, _aligned, operands
+
+
+def _float_args(name, *xs):
+    ts = [to_tensor(x) for x in xs]
+    for t in ts:
+        if t.dtype not in (D.float32, D.float64):
+            raise TypeError(f"libdevice.{name} takes fp32 or fp64 blocks (as in Triton), got {t.dtype}")
+    return ts
+
+
+def _unary(name, fn, out=None):
+    def op(x):
+        t, = _float_args(name, x)
+        with np.errstate(all="ignore"):
+            v = fn(t.v.astype(t.dtype.container, copy=False))
+        if out is not None:
+            return tensor(np.asarray(v).astype(np.int32), out, t.shape)
+        return _alu(tensor(np.asarray(v, t.dtype.container), t.dtype, t.shape))
+    op.__name__ = name
+    return op
+
+
+def _binary(name, fn):
+    def op(x, y):
+        x, y, dt = operands(x, y)
+        _float_args(name, x.to(dt) if x.dtype is not dt else x, y.to(dt) if y.dtype is not dt else y)
+        shape = _bshape(x.shape, y.shape)
+        with np.errstate(all="ignore"):
+            v = fn(_aligned(x, len(shape), dt), _aligned(y, len(shape), dt))
+        return _alu(tensor(np.asarray(v, dt.container), dt, shape))
+    op.__name__ = name
+    return op
+
+
+def _lgamma(v):
+    return np.vectorize(lambda s: math.lgamma(s) if s > 0 or s != math.floor(s) else math.inf,
+                        otypes=[np.float64])(v).astype(v.dtype)
+
+
+def _tgamma(v):
+    def g(s):
+        try:
+            return math.gamma(s)
+        except (ValueError, OverflowError):
+            return math.nan if s <= 0 and s == math.floor(s) else math.copysign(math.inf, s) if s > 0 else 0.0
+    return np.vectorize(g, otypes=[np.float64])(v).astype(v.dtype)
+
+
+def _erf(v):
+    return np.vectorize(math.erf, otypes=[np.float64])(v).astype(v.dtype)
+
+
+def _erfc(v):
+    return np.vectorize(math.erfc, otypes=[np.float64])(v).astype(v.dtype)
+
+
+acos, acosh, asin, asinh = (_unary(n, f) for n, f in (("acos", np.arccos), ("acosh", np.arccosh),
+                                                       ("asin", np.arcsin), ("asinh", np.arcsinh)))
+atan, atanh, cbrt, ceil = (_unary(n, f) for n, f in (("atan", np.arctan), ("atanh", np.arctanh),
+                                                      ("cbrt", np.cbrt), ("ceil", np.ceil)))
+cos, cosh, exp, exp2 = (_unary(n, f) for n, f in (("cos", np.cos), ("cosh", np.cosh), ("exp", np.exp),
+                                                   ("exp2", np.exp2)))
+exp10 = _unary("exp10", lambda v: np.power(v.dtype.type(10), v))
+expm1, fabs, floor, log = (_unary(n, f) for n, f in (("expm1", np.expm1), ("fabs", np.abs), ("floor", np.floor),
+                                                      ("log", np.log)))
+log10, log1p, log2, rint = (_unary(n, f) for n, f in (("log10", np.log10), ("log1p", np.log1p), ("log2", np.log2),
+                                                       ("rint", np.rint)))
+nearbyint = _unary("nearbyint", np.rint)
+round = _unary("round", lambda v: np.trunc(v + np.copysign(v.dtype.type(0.5), v)))  # halves away from zero
+rsqrt = _unary("rsqrt", lambda v: 1 / np.sqrt(v))
+sin, sinh, sqrt, tan = (_unary(n, f) for n, f in (("sin", np.sin), ("sinh", np.sinh), ("sqrt", np.sqrt),
+                                                   ("tan", np.tan)))
+tanh, trunc = _unary("tanh", np.tanh), _unary("trunc", np.trunc)
+erf, erfc = _unary("erf", _erf), _unary("erfc", _erfc)
+lgamma, tgamma = _unary("lgamma", _lgamma), _unary("tgamma", _tgamma)
+isnan = _unary("isnan", np.isnan, D.int32)
+isinf = _unary("isinf", np.isinf, D.int32)
+isfinited = _unary("isfinited", np.isfinite, D.int32)
+finitef = isfinited
+signbit = _unary("signbit", np.signbit, D.int32)
+
+atan2, copysign, fmax, fmin = (_binary(n, f) for n, f in (("atan2", np.arctan2), ("copysign", np.copysign),
+                                                           ("fmax", np.fmax), ("fmin", np.fmin)))
+fmod, hypot, pow, remainder = (_binary(n, f) for n, f in (("fmod", np.fmod), ("hypot", np.hypot),
+                                                           ("pow", np.power),
+                                                           ("remainder", lambda a, b: a - b * np.rint(a / b))))
+nextafter = _binary("nextafter", np.nextafter)
+fdim = _binary("fdim", lambda a, b: np.where(a > b, a - b, 0).astype(a.dtype))
+
+
+def fma(x, y, z):
+    """x * y + z: exact for fp32 blocks (the product and sum are formed in fp64, then rounded);
+    for fp64 blocks the product is rounded first (numpy has no fused multiply-add)."""
+    x, y, z = _float_args("fma", x, y, z)
+    dt = D.float64 if D.float64 in (x.dtype, y.dtype, z.dtype) else D.float32
+    shape = _bshape(_bshape(x.shape, y.shape), z.shape)
+    v = [_aligned(t, len(shape), D.float64) for t in (x, y, z)]
+    return _alu(tensor((v[0] * v[1] + v[2]).astype(dt.container), dt, shape))
