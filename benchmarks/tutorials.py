@@ -14,7 +14,7 @@ from benchmarks import common
 from benchmarks.common import markdown, machine, median_time
 import minitriton as mt
 from kernels.tutorials import (add_kernel, softmax_row, softmax_persistent, layer_norm_fwd, layer_norm_dw,
-                               attention_fwd, matmul_persistent, grouped_gemm)
+                               attention_fwd, matmul_kernel, matmul_persistent, grouped_gemm)
 
 
 def _softmax_np(x):
@@ -87,9 +87,13 @@ def cases(quick):
     a16, b16 = rng.standard_normal((m, m)).astype(np.float16), rng.standard_normal((m, m)).astype(np.float16)
     a32, b32 = a16.astype(np.float32), b16.astype(np.float32)
     c16 = np.empty((m, m), np.float16)
-    from kernels import gemm
-    out.append(("matmul (tutorial 03, grouped order)", f"{m}^3", lambda: gemm.matmul(a16, b16),
-                lambda: (a32 @ b32).astype(np.float16), 1e-2 * np.sqrt(m), gemm.matmul_kernel))
+    c03 = np.empty((m, m), np.float16)
+    grid03 = (mt.cdiv(m, 128) * mt.cdiv(m, 128),)
+    out.append(("matmul (tutorial 03, 128x128x64, GROUP 8)", f"{m}^3",
+                lambda: (matmul_kernel[grid03](a16, b16, c03, m, m, m, m, 1, m, 1, m, 1, BLOCK_SIZE_M=128,
+                                               BLOCK_SIZE_N=128, BLOCK_SIZE_K=64, GROUP_SIZE_M=8, ACTIVATION=""),
+                         c03)[1],
+                lambda: (a32 @ b32).astype(np.float16), 1e-2 * np.sqrt(m), matmul_kernel))
     out.append(("persistent matmul (tutorial 09, 24 programs)", f"{m}^3",
                 lambda: (matmul_persistent[(24,)](a16, b16, c16, m, m, m, NUM_SMS=24, BM=128, BN=128, BK=64), c16)[1],
                 lambda: (a32 @ b32).astype(np.float16), 1e-2 * np.sqrt(m), matmul_persistent))
@@ -99,8 +103,8 @@ def cases(quick):
     table = [np.array([mt.data_ptr(x) for x in xs], np.int64)
              for xs in ([p[0] for p in mats], [p[1] for p in mats], outs)]
     dims = np.array([size] * 3 * g, np.int32)
-    out.append((f"grouped GEMM ({g} problems, 84 programs)", f"{g}x{size}^3",
-                lambda: (grouped_gemm[(84,)](*table, dims, g, NUM_SMS=84, BM=64, BN=64, BK=32), np.stack(outs))[1],
+    out.append((f"grouped GEMM (tutorial 08, 128x128x32, 84 programs)", f"{g}x{size}^3",
+                lambda: (grouped_gemm[(84,)](*table, dims, g, NUM_SMS=84, BM=128, BN=128, BK=32), np.stack(outs))[1],
                 lambda: np.stack([(x.astype(np.float32) @ y.astype(np.float32)).astype(np.float16) for x, y in mats]),
                 1e-2 * np.sqrt(size), grouped_gemm))
     return out

@@ -20,7 +20,7 @@ import numpy as np
 
 from . import context
 from . import dtypes as D
-from .buffers import bind_buffers, _flat_view, _address, _Window, window
+from .buffers import bind_buffers, _flat_view, _address, _Window, Sources, window
 from .tensor import tensor
 
 _SLOT = 1 << 40
@@ -221,7 +221,9 @@ def _row_blocks(pointer, m, what, rows=1):
     return on, slot, base, steps
 
 
-def load(pointer, m, other):
+def load(pointer, m, other, user_mask=True):
+    """`user_mask`: whether lanes may be off by the kernel's own mask (else only programs that
+    are not running are off, and they may read any block)."""
     buf = pointer.buf
     fill = None
     if other is not None:
@@ -229,6 +231,10 @@ def load(pointer, m, other):
         from .ops import broadcast_to
         fill = broadcast_to(to_tensor(other, tensor(None, buf.dtype, ())).to(buf.dtype), pointer.shape).v
     blocks = _row_blocks(pointer, m, "load")
+    if blocks is not None and not user_mask and pointer.shape:
+        windowed = _windowed(buf, *blocks, pointer.shape)
+        if windowed is not None:
+            return windowed
     if blocks is not None:
         on, slot, base, steps = blocks
         out = np.zeros((on.shape[0],) + tuple(pointer.shape), buf.dtype.container)
@@ -250,6 +256,27 @@ def load(pointer, m, other):
         sel = m & (slot == s)
         out[sel] = target.storage.data()[elem[sel] + target.origin]
     return tensor(out, buf.dtype, pointer.shape)
+
+
+def _windowed(buf, on, slot, base, steps, shape):
+    """The blocks of a load that every running program makes whole, left in place: a window per
+    program into its own array (programs not running borrow a running one's), or None when
+    some array is being written in this launch (then blocks are copied, as memory.load does)."""
+    first = int(np.argmax(on))
+    slot, base = np.where(on, slot, slot[first]), np.where(on, base, base[first])
+    kinds = np.unique(slot)
+    targets = [buf.space.slots[s] for s in kinds]
+    if any(t.storage.dirty for t in targets):
+        return None
+    arrays = []
+    for t in targets:
+        arrays.append(t.storage.data())
+        t.storage.exported = True
+    which = np.searchsorted(kinds, slot)
+    origins = np.array([t.origin for t in targets], np.int64)[which]
+    out = tensor(None, buf.dtype, shape)
+    out.win = (Sources(arrays, which), base + origins, steps)
+    return out
 
 
 def store(pointer, vals, m):

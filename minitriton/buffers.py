@@ -225,6 +225,47 @@ def window(src, steps, shape):
                       strides=(item,) + tuple(s * item for s, n in zip(steps, shape)), writeable=src.flags.writeable)
 
 
+class Sources:
+    """Per-program source arrays for loaded blocks that live in different arrays (pointers built
+    from addresses): program p's block is a window of arrays[which[p]]."""
+
+    def __init__(self, arrays, which: np.ndarray):
+        self.arrays, self.which = tuple(arrays), which
+
+    def __eq__(self, other):
+        return isinstance(other, Sources) and len(other.arrays) == len(self.arrays) \
+            and all(a is b for a, b in zip(self.arrays, other.arrays)) and np.array_equal(self.which, other.which)
+
+    __hash__ = None
+
+    def subset(self, sel):
+        return Sources(self.arrays, self.which[sel])
+
+
+def same_source(a, b) -> bool:
+    return a is b or (isinstance(a, Sources) and a == b)
+
+
+def windows(src, base, steps, shape) -> np.ndarray:
+    """The block at each of `base` (one per program), gathered into one array."""
+    if not isinstance(src, Sources):
+        return window(src, steps, shape)[base]
+    out = None
+    for k in np.unique(src.which):
+        rows = src.which == k
+        part = window(src.arrays[k], steps, shape)[base[rows]]
+        if out is None:
+            out = np.empty((base.shape[0],) + tuple(shape), part.dtype)
+        out[rows] = part
+    return out
+
+
+def one_window(src, base, steps, shape, p) -> np.ndarray:
+    """Program p's block, as a view."""
+    array = src.arrays[src.which[p]] if isinstance(src, Sources) else src
+    return window(array, steps, shape)[int(base[p])]
+
+
 _DIMS_CACHE: dict = {}
 
 
@@ -269,6 +310,8 @@ def _program_dims(base: np.ndarray):
 
 def program_view(src, base, steps, shape):
     """A read-only view shaped (*program_dims, *shape) of the block at each of `base`, or None."""
+    if isinstance(src, Sources):
+        return None
     if base.shape[0] == 1:
         dims, pstrides = [1], [0]
     else:

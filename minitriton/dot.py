@@ -115,10 +115,10 @@ def _concat_k(ts, axis):
     shape[axis] *= len(ts)
     shape = tuple(shape)
     if all(t.win is not None for t in ts) and all(t.shape == first.shape for t in ts):
-        from .buffers import program_view, window
+        from .buffers import program_view, same_source
         src, base, steps = first.win
         width = first.shape[axis] * steps[axis]
-        if all(t.win[0] is src and t.win[2] == steps and t.win[1].shape == base.shape
+        if all(same_source(t.win[0], src) and t.win[2] == steps and t.win[1].shape == base.shape
                and (t.win[1] == base + k * width).all() for k, t in enumerate(ts)):
             view = program_view(src, base, steps, shape)
             if view is not None:
@@ -193,9 +193,9 @@ class DotChain:
             if n == 0:
                 part = self.acc.v if self.acc is not None else None
                 part = np.broadcast_to(part, (rows,) + part.shape[1:])[sel] if part is not None else 0
-            else:  # the K-concatenated operands (views where they can be), then these programs' rows
-                a, b = self._operands(self.terms[:n])
-                part = self._product(_rows_of(a, sel, rows), _rows_of(b, sel, rows), _rows_of(self.acc, sel, rows))
+            else:  # these programs' rows of each term (windows stay windows), then K-concatenated
+                a, b = self._operands([(_rows_of(x, sel, rows), _rows_of(y, sel, rows)) for x, y in self.terms[:n]])
+                part = self._product(a, b, _rows_of(self.acc, sel, rows))
             if out is None:
                 shape = expected_shape(self.terms[0][0], self.terms[0][1])
                 out = np.zeros((rows,) + shape, self.out_dtype.container)
@@ -259,10 +259,9 @@ def _windowed(t: tensor) -> bool:
 def _per_program(t: tensor):
     """Program p's block of t, as a view where t is windowed."""
     if _windowed(t):
-        from .buffers import window
+        from .buffers import one_window
         src, base, steps = t.win
-        w = window(src, steps, t.shape)
-        return base.shape[0], lambda p: w[int(base[p])]
+        return base.shape[0], lambda p: one_window(src, base, steps, t.shape, p)
     v = t.v
     return v.shape[0], lambda p: v[p]
 
@@ -295,9 +294,10 @@ def _rows_of(t, sel, rows):
     """The rows `sel` of a tensor (a uniform one stays uniform), as a plain tensor."""
     if t is None:
         return None
-    if _windowed(t) and t.win[1].shape[0] == rows:
+    if t.win is not None and t.lazy is None and t.win[1].shape[0] == rows:  # a window per program: stays one
         picked = tensor(None, t.dtype, t.shape)
-        picked.win = (t.win[0], t.win[1][sel], t.win[2])
+        src = t.win[0]
+        picked.win = (src.subset(sel) if hasattr(src, "subset") else src, t.win[1][sel], t.win[2])
         return picked
     v = t.v
     if v.shape[0] == 1:

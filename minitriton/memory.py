@@ -193,7 +193,7 @@ def load(pointer, mask=None, other=None, boundary_check=(), padding_option="", c
     buf = pointer.buf
     m = access_mask(mask, pointer.shape, "load")
     if isinstance(buf, addresses.MixedBuffer) and context.current().counts is None:
-        return addresses.load(pointer, m, other)
+        return addresses.load(pointer, m, other, user_mask=mask is not None)
     if context.current().counts is not None:
         _count(pointer, m, "loaded")
         if buf.dtype.kind == "f":  # tracing reads no float data (integers may be indices: those it reads)

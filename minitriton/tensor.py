@@ -140,9 +140,9 @@ class tensor:
         elif self._v is None and self.pv is not None:
             self._v = self.pv.reshape((-1,) + self.shape)
         elif self._v is None and self.win is not None:
-            from .buffers import window
+            from .buffers import windows
             src, base, steps = self.win
-            self._v = window(src, steps, self.shape)[base]
+            self._v = windows(src, base, steps, self.shape)
         elif self._v is None:
             c, steps = self.aff
             if c.shape[0] == 1:  # a uniform index block (an arange, say): built once, reused
