@@ -320,6 +320,19 @@ def store(pointer, value, mask=None, boundary_check=(), cache_modifier="", evict
             base = np.broadcast_to(base, vals.shape[:1])
         st.put(_Window(base, steps, pointer.shape), vals)
         return None
+    if m is not None and pointer.aff is not None and not any(n != 1 for n in m.shape[1:]):
+        # masked per program only: the blocks of the programs that store, written whole
+        rows = max(pointer.aff[0].shape[0], m.shape[0], vals.shape[0])
+        sel = np.flatnonzero(np.broadcast_to(m.reshape(-1), (rows,)))
+        if not sel.size:
+            return None
+        c, steps = pointer.aff
+        fast = _affine_in_bounds(tensor(None, pointer.dtype, pointer.shape, aff=(np.broadcast_to(c, (rows,))[sel], steps),
+                                        buf=buf))
+        if fast is not None:
+            base, steps = fast
+            st.put(_Window(base, steps, pointer.shape), np.broadcast_to(vals, (rows,) + pointer.shape)[sel])
+            return None
     off, m = materialized(pointer, m, "store", vals.shape[0])
     vals = np.broadcast_to(vals, off.shape)
     if m is None:
