@@ -361,7 +361,8 @@ class Loop(_Context):
             if not isinstance(a, tensor) and not isinstance(b, tensor) and type(a) is type(b) and a == b:
                 continue
             return
-        raise Stalled("a divergent loop makes no progress: its programs wait for programs parked after it")
+        raise Stalled("a divergent loop makes no progress: its programs wait for programs parked after it",
+                      through=0 if self.left is None else int(self.left.sum()))
 
     def brk(self, vals):
         """`break` by the active programs; True when the loop has no program left."""

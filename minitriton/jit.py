@@ -256,6 +256,8 @@ class JITFunction:
                         # programs wait for one parked in the same group (a lock): smaller groups,
                         # run one after another in program order, as a GPU may schedule them
                         rows = min(rows, pids.shape[0]) // 2
+                        if why.through > 1:
+                            rows = min(rows, why.through)
                         if rows < 2:
                             raise
                         for b in buffers:

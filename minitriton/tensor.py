@@ -32,7 +32,13 @@ class Divergent(Exception):
 
 class Stalled(Divergent):
     """Programs wait on programs that are parked after the same loop (a lock held by one of
-    them): fewer programs at a time may run, the one holding the lock in a group of its own."""
+    them): fewer programs at a time may run, the one holding the lock in a group of its own.
+    `through`: how many programs got through the loop before it stalled (as many as there are
+    locks, say): groups of that size are likely to run."""
+
+    def __init__(self, message, through=0):
+        super().__init__(message)
+        self.through = through
 
 
 class MemoryPressure(Exception):
