@@ -24,6 +24,7 @@ import numpy as np
 
 from . import context
 from . import dtypes as D
+from .block_ptr import block_pointer
 from .tensor import Divergent, Stalled, tensor
 
 
@@ -75,6 +76,10 @@ def select(mask: np.ndarray, a, b, name="value"):
         return a
     if isinstance(a, tuple) and isinstance(b, tuple) and len(a) == len(b):
         return tuple(select(mask, x, y, name) for x, y in zip(a, b))
+    if isinstance(a, block_pointer) and isinstance(b, block_pointer) and a.block_shape == b.block_shape:
+        pick = lambda xs, ys: [select(mask, x, y, name) for x, y in zip(xs, ys)]  # noqa: E731
+        return block_pointer(select(mask, a.base, b.base, name), pick(a.shape, b.shape), pick(a.strides, b.strides),
+                             pick(a.offsets, b.offsets), a.block_shape, a.order)
     if isinstance(a, tensor) and isinstance(b, tensor) and a.lazy is not None and b.lazy is not None:
         from .dot import select_chains
         r = select_chains(mask.reshape(-1), a, b)
@@ -208,13 +213,24 @@ class Branch(_Context):
         return _merge(self.cond, self.names, self.then_vals, else_vals)
 
 
+NARROW_BELOW = 0.25  # a divergent loop still run by at most this share of its programs narrows to them
+
+
 class Loop(_Context):
     """A `while` or `for` loop.  `sync` turns true once programs disagree; from then on the
-    generated code hands the loop its variables at every trip boundary."""
+    generated code hands the loop its variables at every trip boundary.
 
-    def __init__(self, names):
+    When few programs are left looping, the loop *narrows* to them (rows.py): the values it
+    reads and assigns are cut to their rows, the remaining trips run on those rows only, and
+    `close` spreads the results back.  `reads` names the kernel's variables the loop only
+    reads; `narrowable` is False for loops that may `return` out of the kernel."""
+
+    def __init__(self, names, reads=(), narrowable=False):
         st = self.st = _state()
         self.names = names
+        self.reads, self.narrowable = reads, narrowable
+        self.outer = None               # while narrowed: the launch's full state to return to
+        self.restored = None            # after a narrowed loop: the read variables' full values
         self.saved = st.active          # programs that entered the loop
         self.running = st.active        # still looping (None: all that entered)
         self.sync = False
@@ -228,6 +244,60 @@ class Loop(_Context):
         self.is_while = False           # test() seen: only while loops can spin
         self.watch = None               # (values, writes, running) of the last trip: spin detection
         st.contexts.append(self)
+
+    # -- narrowing to the programs still looping ---------------------------------------
+    @property
+    def wants_narrow(self) -> bool:
+        st = self.st
+        return self.sync and self.narrowable and self.outer is None and st.counts is None and st.rows >= 8 \
+            and st.active is not None and st.active.shape[0] == st.rows \
+            and 0 < int(st.active.sum()) <= st.rows * NARROW_BELOW
+
+    @property
+    def narrowed(self) -> bool:
+        return self.restored is not None
+
+    def narrow(self, vals):
+        """`vals`: the reads, the names, then a for loop's target if it is not a name.  Returns them cut to the running programs (or as
+        they are, when some value cannot be moved between row sets)."""
+        from . import rows
+        if not rows.movable(vals):
+            self.narrowable = False
+            return vals
+        st = self.st
+        idx = np.flatnonzero(st.active)
+        sub = context.LaunchState(st.name, st.grid, st.pids[idx], st.buffers)
+        sub.space, sub.contexts = st.space, [self]
+        n, m = len(self.reads), len(self.names)
+        self.outer = dict(st=st, idx=idx, reads=vals[:n], vals=vals[n:n + m], left=self.left, exit_vals=self.exit_vals,
+                          saved=self.saved, writes=st.writes)
+        self.left = self.exit_vals = self.saved = self.running = self.watch = None
+        self.last_target = rows.take(self.last_target, idx, st.rows)
+        self.prev_target = rows.take(self.prev_target, idx, st.rows)
+        st.narrowed += 1
+        self.st = sub
+        context._local.state = sub
+        return rows.take(vals, idx, st.rows)
+
+    def _widen(self, vals):
+        """Back to the full launch after a narrowed loop: the looping programs' values spread
+        over the others' own."""
+        from . import rows
+        o, sub = self.outer, self.st
+        st, idx = o["st"], o["idx"]
+        context._local.state = self.st = st
+        st.writes += sub.writes
+        st.narrowed += sub.narrowed
+        mask = np.zeros(st.rows, bool)
+        mask[idx] = True
+        full = tuple(select(mask, rows.widen(k, idx, st.rows), r, n) for n, k, r in zip(self.names, vals, o["vals"]))
+        self.left, self.exit_vals, self.saved = o["left"], o["exit_vals"], o["saved"]
+        self.parked, self.outer, self.restored = None, None, o["reads"]
+        return full
+
+    def restore_reads(self):
+        reads, self.restored = self.restored, None
+        return reads
 
     def remove(self, gone):  # an outer jump (return) passes through: those programs never come back
         self.saved = _andnot(self.saved, gone) if self.saved is not None else ~gone
@@ -305,11 +375,17 @@ class Loop(_Context):
         if st.counts is not None:  # tracing: count the longest program's trips
             st.counts.trips += total
         for t in range(total):
-            ends = count <= t
+            value = values(t)
+            if self.outer is not None:  # narrowed: the looping programs' own trip counts and values
+                from . import rows
+                idx = self.outer["idx"]
+                ends = np.broadcast_to(count, (self.outer["st"].rows,))[idx] <= t
+                value = rows.take(value, idx, self.outer["st"].rows)
+            else:
+                ends = count <= t
             self.ending = ends if ends.any() else None
             if self.ending is not None:
                 self.sync = True
-            value = values(t)
             self.prev_target = value
             yield value
 
@@ -402,6 +478,8 @@ class Loop(_Context):
             vals = _merge(self.parked, self.names, self.cont_vals, vals)
         if self.left is not None:
             vals = _merge(self.left, self.names, self.exit_vals, vals)
+        if self.outer is not None:
+            vals = self.close(self._widen(vals))
         return vals
 
 

@@ -185,10 +185,10 @@ class DotChain:
         out = None
         for n in np.unique(counts):
             sel = np.flatnonzero(counts == n)
-            if n < 0:
+            if n < 0:  # never observed: left as they are
                 if out is None:
                     shape = expected_shape(self.terms[0][0], self.terms[0][1])
-                    out = np.zeros((rows,) + shape, self.out_dtype.container)
+                    out = POOL.empty((rows,) + shape, self.out_dtype.container)
                 continue
             if n == 0:
                 part = self.acc.v if self.acc is not None else None

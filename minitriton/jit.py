@@ -242,6 +242,7 @@ class JITFunction:
                     raise Divergent("one program at a time requested")
                 rows = LOCKSTEP_ROWS
                 while True:
+                    self._restart_stats()
                     try:
                         counts = [self._run_programs(body, values, grid, pids[start:start + rows], buffers, space, recorder)
                                   for start in range(0, pids.shape[0], rows)]
@@ -271,6 +272,7 @@ class JITFunction:
                 if recorder is not None and pids.shape[0] > recorder.max_sequential:
                     order = np.unique(np.linspace(0, pids.shape[0] - 1, recorder.max_sequential).astype(int))
                     sampled = True
+                self._restart_stats()
                 counts = [self._run_programs(body, values, grid, pids[row:row + 1], buffers, space, recorder)
                           for row in order]
         except BaseException as e:
@@ -294,6 +296,10 @@ class JITFunction:
         for b in buffers:
             b.commit()
 
+    def _restart_stats(self):
+        if self.last_launch is not None:
+            self.last_launch["narrowed"] = 0
+
     def _run_programs(self, body, values, grid, pids, buffers, space, recorder=None):
         state = context.LaunchState(self.__name__, grid, pids, buffers)
         state.space = space
@@ -301,6 +307,8 @@ class JITFunction:
             state.counts = counting.Counts.for_programs(pids)
         with context.running(state), np.errstate(all="ignore"):  # a GPU raises no FP exceptions
             body(**values)
+        if self.last_launch is not None:
+            self.last_launch["narrowed"] = self.last_launch.get("narrowed", 0) + state.narrowed
         return state.counts
 
 

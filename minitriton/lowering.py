@@ -145,8 +145,8 @@ def _if(test, body, orelse=()) -> ast.If:
 
 
 class _Lower(ast.NodeTransformer):
-    def __init__(self, frame: str, skip: set, loads: dict):
-        self.frame, self.skip, self.loads = frame, skip, loads
+    def __init__(self, frame: str, skip: set, loads: dict, local_names: set = frozenset()):
+        self.frame, self.skip, self.loads, self.local_names = frame, skip, loads, local_names
         self.loops: list[tuple[str, list[str]]] = []
         self.counter = itertools.count()
 
@@ -196,27 +196,56 @@ class _Lower(ast.NodeTransformer):
             _if(_attr(b, "split"), [_assign_back(names, _method(b, "merge", _get(names)))]),
         ]
 
-    def _loop_tail(self, loop, names):
-        return _if(_attr(loop, "sync"), [_assign_back(names, _method(loop, "close", _get(names)))],
-                   [ast.Expr(_method(loop, "close"))])
+    def _loop_tail(self, loop, names, reads):
+        tail = [_if(_attr(loop, "sync"), [_assign_back(names, _method(loop, "close", _get(names)))],
+                    [ast.Expr(_method(loop, "close"))])]
+        if reads:
+            tail.append(_if(_attr(loop, "narrowed"), [_assign_back(reads, _method(loop, "restore_reads"))]))
+        return tail
+
+    def _reads(self, nodes):
+        """The kernel's own variables a loop reads but never assigns (narrowing moves them)."""
+        assigned = set(_assigned(nodes))
+        out = []
+        for node in nodes:
+            for x in ast.walk(node):
+                if isinstance(x, ast.Name) and isinstance(x.ctx, ast.Load) and x.id in self.local_names \
+                        and x.id not in assigned and x.id not in self.skip and x.id not in out:
+                    out.append(x.id)
+        return out
+
+    @staticmethod
+    def _narrowable(nodes):
+        """A loop can narrow to the programs still in it unless it may leave the kernel."""
+        return not any(isinstance(x, (ast.Return, ast.Yield, ast.YieldFrom, ast.Global, ast.Nonlocal))
+                       for node in nodes for x in ast.walk(node))
+
+    def _narrow(self, loop, names, reads, target=()):
+        """Narrowing moves the reads and names (and a for loop's target, bound for this trip)."""
+        both = reads + names + [t for t in target if t not in names]
+        return _if(_attr(loop, "wants_narrow"), [_assign_back(both, _method(loop, "narrow", _get(both)))])
 
     def visit_While(self, node):
         if node.orelse:
             raise NotImplementedError("while ... else in a kernel is not supported")
         loop = self.fresh("l")
         names = self.names(node.body + [node.test], [[ast.Expr(node.test)] + node.body])
+        reads = self._reads(node.body + [node.test])
+        narrowable = ast.Constant(self._narrowable(node.body))
         test = self.visit(node.test)
         self.loops.append((loop, names))
         body = self.block(node.body)
         self.loops.pop()
         return [
-            ast.Assign(targets=[ast.Name(loop, ast.Store())], value=_call("Loop", _strs(names))),
+            ast.Assign(targets=[ast.Name(loop, ast.Store())], value=_call("Loop", _strs(names), _strs(reads),
+                                                                          narrowable)),
             ast.While(test=ast.Constant(True), body=[
                 _if(_attr(loop, "sync"), [_assign_back(names, _method(loop, "head", _get(names)))]),
                 _if(ast.UnaryOp(ast.Not(), _method(loop, "test", test)), [ast.Break()]),
                 _if(_attr(loop, "sync"), [_assign_back(names, _method(loop, "after_test", _get(names)))]),
+                self._narrow(loop, names, reads),
                 *body], orelse=[]),
-            self._loop_tail(loop, names),
+            *self._loop_tail(loop, names, reads),
         ]
 
     def visit_For(self, node):
@@ -225,17 +254,21 @@ class _Lower(ast.NodeTransformer):
         loop = self.fresh("l")
         fresh = _assigned([node.target])
         names = self.names([node.target] + node.body, [node.body], fresh)
+        reads = [n for n in self._reads(node.body) if n not in fresh]
+        narrowable = ast.Constant(self._narrowable(node.body) and isinstance(node.target, ast.Name))
         target = ast.Constant(node.target.id) if isinstance(node.target, ast.Name) else ast.Constant(None)
         it = self.visit(node.iter)
         self.loops.append((loop, names))
         body = self.block(node.body)
         self.loops.pop()
         return [
-            ast.Assign(targets=[ast.Name(loop, ast.Store())], value=_call("Loop", _strs(names))),
+            ast.Assign(targets=[ast.Name(loop, ast.Store())], value=_call("Loop", _strs(names), _strs(reads),
+                                                                          narrowable)),
             ast.For(target=node.target, iter=_method(loop, "iterate", it, target), body=[
                 _if(_attr(loop, "sync"), [_assign_back(names, _method(loop, "head", _get(names)))]),
+                self._narrow(loop, names, reads, fresh),
                 *body], orelse=[]),
-            self._loop_tail(loop, names),
+            *self._loop_tail(loop, names, reads),
         ]
 
     def visit_Break(self, node):
@@ -306,7 +339,10 @@ def lower(fn) -> types.CodeType | None:
         if isinstance(node, (ast.Global, ast.Nonlocal)):
             skip.update(node.names)
     frame = f"{_HELPER}_frame"
-    lowered = _Lower(frame, skip, load_counts(fdef)).block(fdef.body)
+    params = [a.arg for a in fdef.args.posonlyargs + fdef.args.args + fdef.args.kwonlyargs]
+    params += [a.arg for a in (fdef.args.vararg, fdef.args.kwarg) if a is not None]
+    local_names = (set(params) | set(_assigned(fdef.body))) - skip
+    lowered = _Lower(frame, skip, load_counts(fdef), local_names).block(fdef.body)
     fdef.body = [
         ast.Assign(targets=[ast.Name(frame, ast.Store())], value=_call("Frame")),
         ast.Try(body=lowered or [ast.Pass()], handlers=[], orelse=[],

@@ -442,7 +442,8 @@ class Rounding:
         v = self.src.v
         if self.live is None:
             return _round(v, self.dtype)
-        out = np.zeros(v.shape, np.float32)
+        from .tensor import POOL
+        out = POOL.empty(v.shape, np.float32)  # the other rows are never observed
         out[self.live] = _round(v[self.live], self.dtype)
         return out
 

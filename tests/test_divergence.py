@@ -390,3 +390,51 @@ def test_clamped_persistent_matmul_with_uneven_tiles(shape):
     c, = lockstep_and_sequential(clamped_persistent_matmul, (5,), lambda: (a, b, np.zeros((M, N), np.float32), M, N, K),
                                  NUM_SMS=5, BM=32, BN=32, BK=16)[2:3]
     np.testing.assert_allclose(c, a.astype(np.float32) @ b.astype(np.float32), rtol=1e-3, atol=1e-3)
+
+
+# ---------------------------------------------------------------- narrowing
+@mt.jit
+def few_programs_loop_kernel(x_ptr, out_ptr, trips_ptr, BLOCK: tl.constexpr):
+    """Most programs leave at once; the few left narrow the launch to themselves, reading
+    blocks defined before the loop, breaking, continuing, nesting a per-program range."""
+    pid = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    base = tl.load(x_ptr + pid * BLOCK + offs)        # read in the loop, not assigned there
+    trips = tl.load(trips_ptr + pid)
+    acc = tl.zeros([BLOCK], tl.float32)
+    i = 0
+    while i < trips:
+        i += 1
+        if i % 3 == 0:
+            continue
+        for j in range(0, i):                         # per-program bound inside the narrowed loop
+            acc += base * (j + 1)
+        if tl.sum(acc, axis=0) > 1e6:
+            break
+    tl.store(out_ptr + pid * BLOCK + offs, acc + i)
+
+
+def test_loops_narrow_to_the_few_programs_still_running_and_keep_the_bits():
+    rng = np.random.default_rng(3)
+    P, B = 32, 16
+    x = rng.uniform(0, 1, (P, B)).astype(np.float32)
+    trips = np.zeros(P, np.int32)
+    trips[[3, 17, 30]] = [5, 9, 40]                   # three of 32 programs loop
+    out, = lockstep_and_sequential(few_programs_loop_kernel, (P,), lambda: (x, np.zeros((P, B), np.float32), trips),
+                                   BLOCK=B)[1:2]
+    assert few_programs_loop_kernel.last_launch["narrowed"] == 0  # (the sequential run narrows nothing)
+    few_programs_loop_kernel[(P,)](x, np.zeros((P, B), np.float32), trips, BLOCK=B)
+    assert few_programs_loop_kernel.last_launch["narrowed"] >= 1
+    want = np.zeros((P, B), np.float32)
+    for p in range(P):
+        acc, i = np.zeros(B, np.float32), 0
+        while i < trips[p]:
+            i += 1
+            if i % 3 == 0:
+                continue
+            for j in range(i):
+                acc += x[p] * np.float32(j + 1)
+            if acc.sum() > 1e6:
+                break
+        want[p] = acc + i
+    np.testing.assert_allclose(out, want, rtol=1e-6)

@@ -473,3 +473,57 @@ def test_nan_handling_and_result_types_of_max_and_min():
     s = np.zeros(1, np.uint32)
     sums[(1,)](np.full(64, 200, np.uint8), s, N=64)
     assert s[0] == 64 * 200
+
+
+@mt.jit
+def persistent_block_ptr_matmul(a_ptr, b_ptr, c_ptr, M, N, K, NUM: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr,
+                                BK: tl.constexpr):
+    """Block pointers advanced inside a loop whose trip count differs between programs."""
+    tiles_n = tl.cdiv(N, BN)
+    for tile in range(tl.program_id(0), tl.cdiv(M, BM) * tiles_n, NUM):
+        a_bp = tl.make_block_ptr(a_ptr, (M, K), (K, 1), (tile // tiles_n * BM, 0), (BM, BK), (1, 0))
+        b_bp = tl.make_block_ptr(b_ptr, (K, N), (N, 1), (0, tile % tiles_n * BN), (BK, BN), (1, 0))
+        acc = tl.zeros((BM, BN), tl.float32)
+        for _ in range(0, K, BK):
+            acc += tl.dot(tl.load(a_bp, boundary_check=(0, 1)), tl.load(b_bp, boundary_check=(0, 1)))
+            a_bp = tl.advance(a_bp, (0, BK))
+            b_bp = tl.advance(b_bp, (BK, 0))
+        c_bp = tl.make_block_ptr(c_ptr, (M, N), (N, 1), (tile // tiles_n * BM, tile % tiles_n * BN), (BM, BN), (1, 0))
+        tl.store(c_bp, acc, boundary_check=(0, 1))
+
+
+def test_block_pointers_in_divergent_loops():
+    rng = np.random.default_rng(8)
+    M, N, K = 80, 48, 40
+    a, b = rng.standard_normal((M, K)).astype(np.float16), rng.standard_normal((K, N)).astype(np.float16)
+
+    def run():
+        c = np.zeros((M, N), np.float32)
+        persistent_block_ptr_matmul[(4,)](a, b, c, M, N, K, NUM=4, BM=16, BN=16, BK=16)
+        return c, persistent_block_ptr_matmul.last_launch["path"]
+    (c1, path), (c2, _) = both(run)
+    assert path == "lockstep"
+    np.testing.assert_array_equal(c1, c2)
+    np.testing.assert_allclose(c1, a.astype(np.float32) @ b.astype(np.float32), rtol=1e-3, atol=1e-3)
+
+
+def test_a_block_pointer_advanced_a_per_program_number_of_times():
+    @mt.jit
+    def k(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+        pid = tl.program_id(0)
+        bp = tl.make_block_ptr(x_ptr, (n,), (1,), (0,), (BLOCK,), (0,))
+        i = 0
+        while i < pid:  # program p advances p times: its block pointer is merged at the loop's end
+            bp = tl.advance(bp, (BLOCK,))
+            i += 1
+        tl.store(out_ptr + pid * BLOCK + tl.arange(0, BLOCK), tl.load(bp, boundary_check=(0,), padding_option="zero"))
+    x = np.arange(60, dtype=np.float32)
+
+    def run():
+        out = np.full(64, -1, np.float32)
+        k[(8,)](x, out, 60, BLOCK=8)
+        return out, k.last_launch["path"]
+    (o1, path), (o2, _) = both(run)
+    assert path == "lockstep"
+    np.testing.assert_array_equal(o1, o2)
+    np.testing.assert_array_equal(o1, np.concatenate([x, np.zeros(4, np.float32)]))

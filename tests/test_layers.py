@@ -8,6 +8,7 @@ LAYERS = ["dtypes", "_numba", "context", "counting", "compat",      # plain data
           "tensor",                                                 # block values
           "ops", "combine", "rearrange", "random", "dot", "libdevice",  # operations on them
           "buffers", "block_ptr", "addresses", "memory", "atomics",      # memory
+          "rows",                                                   # moving values between programs
           "control", "lowering", "jit", "testing"]                  # control flow and the launch
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent / "minitriton"

@@ -1,0 +1,75 @@
+"""Moving a launch's values to a subset of its programs and back.
+
+When few programs are still running a divergent loop (the grouped GEMM's tiles, the last trip
+of a persistent kernel), control.Loop narrows the launch to them: every value the loop uses
+is cut down to their rows (`take`), the loop runs on those rows only, and what it assigned is
+spread back (`spread`), the other programs keeping their own values.  A GPU pays nothing for
+programs that are not running; narrowing lets the lockstep executor pay little.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import dtypes as D
+from .block_ptr import block_pointer
+from .tensor import tensor, constexpr
+
+_SHARED = (constexpr, D.dtype, D.pointer_type)
+
+
+def movable(x) -> bool:
+    """Whether `take` and `widen` know how to move this value between row sets: blocks, block
+    pointers, containers of them, and values that are the same for every program (numbers,
+    types, functions); not lists or dicts (the loop could change them in place, and its
+    changes would stay with the narrowed copy), nor the executor's own objects (a range)."""
+    if isinstance(x, tuple):
+        return all(movable(v) for v in x)
+    if isinstance(x, (list, dict, set)):
+        return False
+    if isinstance(x, (tensor, block_pointer, _SHARED)):
+        return True
+    module = type(x).__module__ or ""
+    return not module.startswith("minitriton") or type(x).__name__ in ("JITFunction", "_Undefined")
+
+
+def take(x, idx: np.ndarray, rows: int):
+    """x's values for programs idx (of `rows`); values shared by all programs stay shared."""
+    if isinstance(x, tuple):
+        return tuple(take(v, idx, rows) for v in x)
+    if isinstance(x, list):  # a block pointer's fields
+        return [take(v, idx, rows) for v in x]
+    if isinstance(x, block_pointer):
+        return block_pointer(x.base, take(x.shape, idx, rows), take(x.strides, idx, rows),
+                             take(x.offsets, idx, rows), x.block_shape, x.order)
+    if not isinstance(x, tensor) or x.rows != rows or rows == 1:
+        return x
+    if x._v is None and x.lazy is None and x.aff is not None:
+        return tensor(None, x.dtype, x.shape, aff=(x.aff[0][idx], x.aff[1]), buf=x.buf)
+    if x._v is None and x.lazy is None and x.pv is None and x.win is not None:
+        src, base, steps = x.win
+        out = tensor(None, x.dtype, x.shape)
+        out.win = (src.subset(idx) if hasattr(src, "subset") else src, base[idx], steps)
+        return out
+    aff = (x.aff[0][idx], x.aff[1]) if x.aff is not None and x.aff[0].shape[0] == rows else None
+    return tensor(np.ascontiguousarray(x.v[idx]), x.dtype, x.shape, aff=aff, buf=x.buf)
+
+
+def widen(x, idx: np.ndarray, rows: int):
+    """A value of programs idx as a value of all `rows` programs (the others' rows arbitrary)."""
+    if isinstance(x, tuple):
+        return tuple(widen(v, idx, rows) for v in x)
+    if isinstance(x, list):
+        return [widen(v, idx, rows) for v in x]
+    if isinstance(x, block_pointer):
+        return block_pointer(x.base, widen(x.shape, idx, rows), widen(x.strides, idx, rows),
+                             widen(x.offsets, idx, rows), x.block_shape, x.order)
+    if not isinstance(x, tensor) or x.rows == 1:
+        return x
+    if x._v is None and x.lazy is None and x.aff is not None:
+        c = np.zeros(rows, np.int64)
+        c[idx] = x.aff[0]
+        return tensor(None, x.dtype, x.shape, aff=(c, x.aff[1]), buf=x.buf)
+    v = x.v
+    full = np.zeros((rows,) + v.shape[1:], v.dtype)
+    full[idx] = v
+    return tensor(full, x.dtype, x.shape, buf=x.buf)
