@@ -67,6 +67,7 @@ class AddressSpace:
         self._slot_of = {}
         self._mixed = {}
         self._bound = {}
+        self._cands = None
 
     def slot(self, buf) -> int:
         s = self._slot_of.get(id(buf))
@@ -102,9 +103,18 @@ class AddressSpace:
 
     def from_addresses(self, addr: np.ndarray, element_ty) -> np.ndarray:
         """Encoded offsets for byte addresses (0 where an address is in no known array)."""
+        if addr.size > 1:  # a table holds few distinct addresses: resolve each once
+            uniq, inverse = np.unique(addr, return_inverse=True)
+            return self.from_addresses(uniq, element_ty)[inverse].reshape(addr.shape) if uniq.size < addr.size \
+                else self._resolve(addr, element_ty)
+        return self._resolve(addr, element_ty)
+
+    def _resolve(self, addr, element_ty):
         out = np.zeros(addr.shape, np.int64)
         claimed = np.zeros(addr.shape, bool)
-        for owner, lo, hi, is_arg in self._candidates():
+        if self._cands is None:
+            self._cands = list(self._candidates())
+        for owner, lo, hi, is_arg in self._cands:
             inside = (addr >= lo) & (addr < hi) & ~claimed
             if not inside.any():
                 continue
