@@ -21,6 +21,7 @@ import os
 
 import minitriton as mt
 from .cache import TuningCache, digest, enabled as cache_enabled, refresh as cache_refresh
+from .records import latest_per_config
 from .driver import tune
 from .space import Config, Space, as_config
 from .task import Task
@@ -33,6 +34,25 @@ def _source(fn) -> str:
     while not hasattr(fn, "src") and hasattr(fn, "fn"):
         fn = fn.fn
     return getattr(fn, "src", None) or inspect.getsource(getattr(fn, "fn", fn))
+
+
+def _kernel_key(fn) -> str:
+    """What identifies the kernel's code: its source and its dependencies (jitted helpers it
+    calls, global constants it reads), through @heuristics wrappers."""
+    while not hasattr(fn, "cache_key") and hasattr(fn, "fn"):
+        fn = fn.fn
+    return fn.cache_key() if hasattr(fn, "cache_key") else _source(fn)
+
+
+def _tuner_key(tuner):
+    """A tuner by its settings (its class and what it was given), never by its memory address."""
+    if isinstance(tuner, str):
+        return tuner
+    if isinstance(tuner, type):
+        return f"{tuner.__module__}.{tuner.__qualname__}"
+    settings = tuner.settings() if hasattr(tuner, "settings") else {
+        k: v for k, v in sorted(vars(tuner).items()) if isinstance(v, (bool, int, float, str, type(None)))}
+    return {"class": f"{type(tuner).__module__}.{type(tuner).__qualname__}", "settings": settings}
 
 
 def _buckets(bucket, key):
@@ -158,11 +178,7 @@ class Autotuner:
             self._disk = TuningCache(self.cache_dir)
         return self._disk
 
-    def _tune(self, key, all_args, grid) -> Config:
-        at = dict(all_args)  # tuning runs at the bucket's value of each bucketed argument
-        for k, f in self.buckets.items():
-            at[k] = f(all_args[k])
-        configs = self.prune_configs(at) if self.configs is not None else None
+    def _task(self, at, grid, key) -> Task:
         kernel_args = {k: v for k, v in at.items() if k in self.arg_names}
 
         def launch(cfg):
@@ -175,12 +191,44 @@ class Autotuner:
             if self.post_hook is not None:
                 self.post_hook(full, None)
 
-        task = Task(self.fn, device=self.device, space=self.space, launch=launch,
-                    name=f"{self.__name__}{key}")
-        settings = dict(tuner=self.tuner if isinstance(self.tuner, str) else repr(self.tuner), budget=self.budget,
-                        seed=self.seed, repeats=self.repeats)
+        return Task(self.fn, device=self.device, space=self.space, launch=launch, name=f"{self.__name__}{key}")
+
+    def _tuning_task(self, key, all_args, grid, configs):
+        """The task a key is tuned on: at the bucket's value of each bucketed argument, unless
+        the kernel cannot run there with the call's arrays (it loads indices valid only up to
+        the real M, say) while it runs at the real values: then at the real values."""
+        at = dict(all_args)
+        for k, f in self.buckets.items():
+            at[k] = f(all_args[k])
+        task = self._task(at, grid, key)
+        if at == all_args:
+            return task, at
+        probe = configs[0] if configs else (self.space.config(0) if self.space is not None and len(self.space) else None)
+        if probe is None:
+            return task, at
+        from minitriton.hypogpu import OutOfResources
+        try:
+            task.profiles(probe)
+        except OutOfResources:
+            pass
+        except Exception:
+            real = self._task(all_args, grid, key)
+            try:
+                real.profiles(probe)
+            except Exception:
+                return task, at
+            return real, dict(all_args)
+        return task, at
+
+    def _tune(self, key, all_args, grid) -> Config:
+        at = dict(all_args)
+        for k, f in self.buckets.items():
+            at[k] = f(all_args[k])
+        configs = self.prune_configs(at) if self.configs is not None else None
+        task, _ = self._tuning_task(key, all_args, grid, configs)
+        settings = dict(tuner=_tuner_key(self.tuner), budget=self.budget, seed=self.seed, repeats=self.repeats)
         what = [c.all_kwargs() for c in configs] if configs is not None else repr(self.space)
-        ckey = digest(self.__name__, _source(self.fn), self.device.fingerprint, settings, what, list(key))
+        ckey = digest(self.__name__, _kernel_key(self.fn), self.device.fingerprint, settings, what, list(key))
         progress = self.progress if self.progress is not None else os.environ.get("MINITRITON_PROGRESS") == "1"
         if not cache_enabled():
             result = tune(task, self.tuner, self.budget, self.seed, configs=configs, repeats=self.repeats,
@@ -192,7 +240,7 @@ class Autotuner:
             if entry is not None:
                 cfg = entry["config"]
                 return Config(cfg["kwargs"], num_warps=cfg["num_warps"], num_stages=cfg["num_stages"])
-            resume = [] if cache_refresh() else disk.log.read(ckey)
+            resume = [] if cache_refresh() else latest_per_config(disk.log.read(ckey))
             result = tune(task, self.tuner, self.budget, self.seed, configs=configs, repeats=self.repeats,
                           log=disk.log, key=ckey, resume=resume, progress=progress)
             best = result.best_config

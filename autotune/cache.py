@@ -1,22 +1,40 @@
-"""Tuning results on disk (diskcache), shared by processes, robust to crashes and junk.
+"""Tuning results on disk (diskcache), shared by processes, robust to crashes, faults and junk.
 
 Where: the `cache_dir` argument, else $MINITRITON_CACHE_DIR, else $XDG_CACHE_HOME/minitriton
 (~/.cache/minitriton).  $MINITRITON_AUTOTUNE_CACHE=0 skips the disk cache (tune every
 process); $MINITRITON_AUTOTUNE_REFRESH=1 tunes again and overwrites.
+
+Faults lose nothing: a process tuning a key holds an OS file lock that dies with it (a killed
+tuning blocks nobody), and a waiting process says whom it waits for.  A results database is
+set aside only when SQLite says it is corrupt, never on an I/O error: with a read-only or full
+cache directory, what is there is still served and new results are kept in memory, with one
+warning naming the directory.
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import pathlib
+import pickle
+import socket
+import sqlite3
+import sys
 import time
+import warnings
 
 import diskcache
 
 from .records import RecordLog
 
+try:
+    import fcntl
+except ImportError:  # not POSIX: no cross-process lock, tunings may then run twice
+    fcntl = None
+
 VERSION = 1
+_WARNED: set = set()
 
 
 def default_dir() -> pathlib.Path:
@@ -39,62 +57,187 @@ def digest(*parts) -> str:
     return hashlib.sha256(json.dumps([VERSION, *parts], sort_keys=True, default=repr).encode()).hexdigest()[:32]
 
 
+def _warn_once(directory, why):
+    if str(directory) not in _WARNED:
+        _WARNED.add(str(directory))
+        warnings.warn(f"minitriton: the tuning cache {directory} cannot be written ({why}); serving what it holds "
+                      f"and keeping new results in memory", RuntimeWarning, stacklevel=4)
+
+
+def _corrupt(db_file: pathlib.Path) -> bool:
+    """Whether SQLite itself finds the database damaged (read-only check, changes nothing)."""
+    try:
+        con = sqlite3.connect(f"file:{db_file}?mode=ro", uri=True)
+        try:
+            return con.execute("PRAGMA quick_check").fetchone()[0] != "ok"
+        finally:
+            con.close()
+    except sqlite3.OperationalError:
+        return False  # cannot even read it: an I/O problem, not corruption
+    except sqlite3.DatabaseError:
+        return True
+
+
+class _ReadOnlyResults:
+    """What a diskcache results database holds, read straight from its SQLite file when the
+    directory cannot be written (diskcache itself must write to open it)."""
+
+    def __init__(self, directory: pathlib.Path):
+        self.dir = directory
+        db = directory / "cache.db"
+        try:  # read-only, seeing what the write-ahead log holds too
+            self.con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+            self.con.execute("SELECT count(*) FROM Cache").fetchone()
+        except sqlite3.Error:  # the log cannot be opened here: the main file as it is
+            self.con = sqlite3.connect(f"file:{db}?mode=ro&immutable=1", uri=True)
+
+    def get(self, key, default=None):
+        row = self.con.execute("SELECT mode, filename, value FROM Cache WHERE key = ? AND raw = 1",
+                               (key,)).fetchone()
+        if row is None:
+            return default
+        mode, filename, value = row
+        if mode != diskcache.core.MODE_PICKLE:
+            return default
+        data = value if filename is None else (self.dir / filename).read_bytes()
+        return pickle.loads(data)
+
+    def iterkeys(self):
+        return (k for (k,) in self.con.execute("SELECT key FROM Cache WHERE raw = 1"))
+
+    def close(self):
+        self.con.close()
+
+
 class TuningCache:
     def __init__(self, directory=None):
         self.dir = pathlib.Path(directory) if directory is not None else default_dir()
-        self.dir.mkdir(parents=True, exist_ok=True)
-        self.db = self._open(self.dir / "results")
-        self.log = RecordLog(self.dir / "records.jsonl")
+        self.memory: dict = {}   # results kept in this process when the directory cannot take them
+        self.problem = None      # why the directory cannot be written, if it cannot
+        self.db = None
+        try:
+            self.dir.mkdir(parents=True, exist_ok=True)
+            self.db = self._open(self.dir / "results")
+        except OSError as e:
+            self._fault(e)
+        except sqlite3.OperationalError as e:
+            self._fault(e)
+            self._open_read_only()
+        self.log = RecordLog(self.dir / "records.jsonl", on_error=self._fault)
+
+    def _fault(self, error):
+        """The directory cannot take writes: say so once, keep results in memory."""
+        if self.problem is None:
+            self.problem = getattr(error, "strerror", None) or str(error) or type(error).__name__
+            _warn_once(self.dir, self.problem)
+
+    def _open_read_only(self):
+        if (self.dir / "results" / "cache.db").exists():
+            try:
+                self.db = _ReadOnlyResults(self.dir / "results")
+            except sqlite3.Error:
+                self.db = None
 
     @staticmethod
     def _open(path: pathlib.Path):
-        """Open the results database; one too damaged to open is set aside and started afresh
-        (the records log, which holds the measurements, is separate and kept)."""
+        """Open the results database.  One that SQLite finds corrupt is set aside and started
+        afresh (the records log, which holds the measurements, is separate and kept); an I/O
+        error (read-only, disk full) is raised to the caller and never costs the database."""
         try:
             return diskcache.Cache(str(path))
-        except Exception:
+        except sqlite3.OperationalError:
+            raise
+        except sqlite3.DatabaseError:
+            if not _corrupt(path / "cache.db"):
+                raise
             path.rename(path.with_name(f"{path.name}.damaged-{int(time.time())}"))
             return diskcache.Cache(str(path))
 
     def get(self, key: str) -> dict | None:
         """The stored entry, or None if absent, unreadable or from another format version."""
-        try:
-            entry = self.db.get("result:" + key)
-        except Exception:  # a damaged entry is a miss, not a crash; it will be rewritten
-            return None
+        entry = self.memory.get(key)
+        if entry is None and self.db is not None:
+            try:
+                entry = self.db.get("result:" + key)
+            except Exception:  # a damaged entry is a miss, not a crash; it will be rewritten
+                return None
         if not isinstance(entry, dict) or entry.get("version") != VERSION or not isinstance(entry.get("config"), dict):
             return None
         return entry
 
     def put(self, key: str, entry: dict):
-        self.db.set("result:" + key, dict(entry, version=VERSION, key=key, created=time.time()))
+        entry = dict(entry, version=VERSION, key=key, created=time.time())
+        if self.problem is None and isinstance(self.db, diskcache.Cache):
+            try:
+                self.db.set("result:" + key, entry)
+                return
+            except (OSError, sqlite3.OperationalError) as e:
+                self._fault(e)
+        self.memory[key] = entry
 
+    @contextlib.contextmanager
     def lock(self, key: str):
-        """Held while one process tunes `key`; others wait, then read its answer.  A holder that
-        dies releases it after `expire` seconds."""
-        return diskcache.Lock(self.db, "lock:" + key, expire=3600)
+        """Held while one process tunes `key`; others wait, then read its answer.  An OS file
+        lock: it dies with its holder, however that ends (SIGKILL, out of memory)."""
+        fd = None
+        if fcntl is not None and self.problem is None:
+            path = self.dir / "locks" / f"{key}.lock"
+            try:
+                path.parent.mkdir(exist_ok=True)
+                fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+            except OSError as e:
+                self._fault(e)
+        if fd is None:
+            yield
+            return
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                owner = os.pread(fd, 256, 0).decode(errors="replace").strip() or "another process"
+                sys.stderr.write(f"minitriton: waiting for {owner} to finish tuning key {key[:12]} "
+                                 f"(lock {path})\n")
+                sys.stderr.flush()
+                fcntl.flock(fd, fcntl.LOCK_EX)
+            stamp = f"process {os.getpid()} on {socket.gethostname()}, tuning since {time.strftime('%H:%M:%S')}"
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, stamp.encode(), 0)
+            yield
+        finally:
+            try:
+                os.ftruncate(fd, 0)
+            except OSError:
+                pass
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            os.close(fd)
 
     def entries(self) -> list[dict]:
-        out = []
-        for k in self.db.iterkeys():
-            if isinstance(k, str) and k.startswith("result:"):
-                e = self.get(k[len("result:"):])
-                if e is not None:
-                    out.append(e)
+        keys = set(self.memory)
+        if self.db is not None:
+            keys |= {k[len("result:"):] for k in self.db.iterkeys() if isinstance(k, str) and k.startswith("result:")}
+        out = [e for e in (self.get(k) for k in keys) if e is not None]
         return sorted(out, key=lambda e: e.get("created", 0))
 
     def find(self, prefix: str) -> list[dict]:
         return [e for e in self.entries() if e["key"].startswith(prefix)]
 
     def delete(self, key: str) -> bool:
-        return bool(self.db.delete("result:" + key))
+        gone = self.memory.pop(key, None) is not None
+        if isinstance(self.db, diskcache.Cache):
+            gone = bool(self.db.delete("result:" + key)) or gone
+        return gone
 
-    def clear(self) -> int:
+    def clear(self, records: bool = False) -> int:
+        """Remove every entry; the measurement records too only when asked (they resume
+        interrupted tunings and teach later ones)."""
         n = len(self.entries())
-        self.db.clear()
-        if self.log.path.exists():
+        self.memory.clear()
+        if isinstance(self.db, diskcache.Cache):
+            self.db.clear()
+        if records and self.log.path.exists():
             self.log.path.unlink()
         return n
 
     def close(self):
-        self.db.close()
+        if self.db is not None:
+            self.db.close()

@@ -53,7 +53,7 @@ def cmd_clear(args):
     if args.key:
         n = sum(cache.delete(e["key"]) for e in _entries(cache, args.key))
     else:
-        n = cache.clear()
+        n = cache.clear(records=args.records)
     print(f"removed {n} entries from {cache.dir}")
 
 
@@ -88,6 +88,7 @@ def main(argv=None):
     s.set_defaults(fn=cmd_export)
     s = sub.add_parser("clear")
     s.add_argument("key", nargs="?")
+    s.add_argument("--records", action="store_true", help="also delete the measurement records (resume data)")
     s.set_defaults(fn=cmd_clear)
     s = sub.add_parser("verify")
     s.add_argument("kernel", choices=["matmul", "row_sum", "softmax"])

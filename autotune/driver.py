@@ -10,7 +10,7 @@ import dataclasses
 import sys
 import time
 
-from .records import Record, RecordLog
+from .records import Record, RecordLog, latest_per_config
 from .space import as_config
 from .tuners import make_tuner
 
@@ -58,17 +58,18 @@ def tune(task, tuner="random", budget: int | None = None, seed: int = 0, measure
 
     `tuner`: "exhaustive" (needs `configs` or walks the whole space), "random", "grid", or a
     Tuner; `budget`: most measurements (default: everything the tuner proposes); `log`: records
-    are appended here as they are measured; `resume`: records of an earlier, interrupted run
-    (not measured again)."""
+    are appended here as they are measured; `resume`: records of an earlier, interrupted run:
+    when the tuner proposes a config they hold, the record stands in for measuring it (the
+    noise stream advanced as measuring did), so a resumed tuning takes exactly the steps an
+    uninterrupted one takes, and a config recorded twice counts once."""
     if budget is not None and budget < 1:
         raise ValueError(f"tune: budget must be a positive number of measurements, got {budget}")
     if measurer is None:
         from minitriton.hypogpu import Measurer
         measurer = Measurer(task.device, seed=seed)
     search = make_tuner(tuner, space=task.space, configs=configs, seed=seed)
-    history = [r for r in resume]
-    if history:
-        search.update(history)
+    pending = {r.config: r for r in latest_per_config(list(resume))}
+    history = []
     limit = budget if budget is not None else (len(configs) if configs is not None else task.space.size)
     bar = Progress(limit, f"tuning {task.name}", progress)
     start_clock, start = measurer.clock, time.perf_counter()
@@ -79,11 +80,15 @@ def tune(task, tuner="random", budget: int | None = None, seed: int = 0, measure
             break
         done = []
         for cfg in batch:
-            m = measurer.measure(task, as_config(cfg), repeats=repeats)
-            r = Record(as_config(cfg), m.samples, m.error, m.cost, kernel=task.name, key=key,
-                       device=repr(task.device))
-            if log is not None:
-                log.append(r)
+            cfg = as_config(cfg)
+            r = pending.pop(cfg, None)
+            if r is not None:
+                getattr(measurer, "replay", lambda samples: None)(r.samples)
+            else:
+                m = measurer.measure(task, cfg, repeats=repeats)
+                r = Record(cfg, m.samples, m.error, m.cost, kernel=task.name, key=key, device=repr(task.device))
+                if log is not None:
+                    log.append(r)
             done.append(r)
             history.append(r)
             best = min(best, r.time)
@@ -91,9 +96,13 @@ def tune(task, tuner="random", budget: int | None = None, seed: int = 0, measure
         search.update(done)
     good = [r for r in history if r.ok]
     if not good:
-        reasons = sorted({r.error for r in history if r.error})
+        by_reason = {}
+        for r in history:
+            if r.error:
+                by_reason.setdefault(r.error, r.config)
+        reasons = [f"{c} -> {e}" for e, c in list(by_reason.items())[:5]]
         raise NoValidConfig(f"no config of {task.name} could run (key {key or '-'}; {len(history)} tried): "
-                            + "; ".join(reasons[:5]))
+                            + "; ".join(reasons))
     winner = min(good, key=lambda r: r.time)
     return TuneResult(winner.config, winner.time, history, measurer.clock - start_clock,
                       time.perf_counter() - start)

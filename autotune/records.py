@@ -47,20 +47,50 @@ class Record:
                    d.get("device", ""))
 
 
+def latest_per_config(records) -> list:
+    """One record per config, its latest, in the order the configs were first measured: a
+    config measured again (an interrupted refresh) counts once toward a budget."""
+    last = {}
+    for r in records:
+        last[r.config] = r
+    seen, out = set(), []
+    for r in records:
+        if r.config not in seen:
+            seen.add(r.config)
+            out.append(last[r.config])
+    return out
+
+
 class RecordLog:
     """An append-only JSON-lines file.  Each record is one write of one line, flushed at once,
     so an interrupt loses at most the measurement in flight, and concurrent writers (O_APPEND)
-    never interleave within a line."""
+    never interleave within a line.  A line torn by a crash is closed before the next record,
+    so it costs only itself.  `on_error(exc)`: called when the file cannot be written (full
+    disk, read-only directory); the tuning goes on without the record on disk."""
 
-    def __init__(self, path):
+    def __init__(self, path, on_error=None):
         self.path = pathlib.Path(path)
+        self.on_error = on_error
 
     def append(self, record: Record):
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         data = (record.to_json() + "\n").encode()
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+        except OSError as e:
+            if self.on_error is None:
+                raise
+            self.on_error(e)
+            return
+        try:
+            size = os.fstat(fd).st_size
+            if size and os.pread(fd, 1, size - 1) != b"\n":
+                data = b"\n" + data  # the last record was torn: end it before this one
             os.write(fd, data)
+        except OSError as e:
+            if self.on_error is None:
+                raise
+            self.on_error(e)
         finally:
             os.close(fd)
 

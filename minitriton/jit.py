@@ -11,6 +11,7 @@ from __future__ import annotations
 import builtins
 import contextlib
 import functools
+import hashlib
 import inspect
 import math
 import threading
@@ -69,6 +70,25 @@ def _code_fingerprint(code) -> str:
     return f"{code.co_code.hex()}|{consts}|{code.co_names}|{code.co_varnames}"
 
 
+_MISSING = object()
+
+
+def _global_names(code) -> set:
+    names = set(code.co_names)
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            names |= _global_names(c)
+    return names
+
+
+def _is_constant(v) -> bool:
+    if isinstance(v, constexpr):
+        v = v.value
+    if isinstance(v, tuple):
+        return all(_is_constant(x) for x in v)
+    return isinstance(v, (bool, int, float, str, bytes, type(None), np.generic))
+
+
 def cdiv(x, y):
     return (x + y - 1) // y
 
@@ -117,6 +137,30 @@ class JITFunction:
 
     def __repr__(self):
         return f"JITFunction({self.fn.__module__}:{self.fn.__qualname__})"
+
+    def cache_key(self, _visiting=None) -> str:
+        """A hash of the kernel's source and of what it depends on: the jitted functions it
+        calls (recursively) and the global constants it reads, as Triton's cache key does.
+        Computed afresh each time (globals may be rebound between calls)."""
+        visiting = set() if _visiting is None else _visiting
+        visiting.add(id(self))
+        deps = []
+        for name in sorted(_global_names(self.fn.__code__)):
+            v = self.fn.__globals__.get(name, _MISSING)
+            if isinstance(v, JITFunction):
+                deps.append((name, "<recursive>" if id(v) in visiting else v.cache_key(visiting)))
+            elif _is_constant(v):
+                deps.append((name, repr(v)))
+        for name, cell in zip(self.fn.__code__.co_freevars, self.fn.__closure__ or ()):
+            try:
+                v = cell.cell_contents
+            except ValueError:
+                continue
+            if isinstance(v, JITFunction) and id(v) not in visiting:
+                deps.append((name, v.cache_key(visiting)))
+            elif _is_constant(v):
+                deps.append((name, repr(v)))
+        return hashlib.sha256((self.src + repr(deps)).encode()).hexdigest()
 
     # -- launching ----------------------------------------------------------------------
     def __getitem__(self, grid):

@@ -53,6 +53,12 @@ class Measurer:
         self.clock = 0.0          # simulated seconds spent measuring so far
         self.count = 0
 
+    def replay(self, samples):
+        """Advance the noise stream as measuring a config with these samples did, so that a
+        tuning resumed from records draws the numbers an uninterrupted one would."""
+        for _ in samples:
+            self.rng.standard_normal()
+
     def measure(self, task, config, repeats: int = 1) -> Measurement:
         if repeats < 1:
             raise ValueError(f"measure: repeats must be >= 1, got {repeats}")
@@ -62,6 +68,12 @@ class Measurer:
         except OutOfResources as e:
             self.clock += self.compile_seconds
             return Measurement(config, [], f"OutOfResources: {e}", self.compile_seconds)
+        except Exception as e:  # the kernel cannot be built or run at this config (a failed
+            # tl.static_assert, a block shape it refuses, an access out of bounds): skipped, as
+            # Triton skips a config that fails to compile, with the reason kept
+            self.clock += self.compile_seconds
+            first = str(e).splitlines()[0] if str(e) else ""
+            return Measurement(config, [], f"{type(e).__name__}: {first}", self.compile_seconds)
         samples = [true * float(np.exp(self.noise * self.rng.standard_normal())) for _ in range(repeats)]
         cost = self.compile_seconds + repeats * self.runs * true
         self.clock += cost

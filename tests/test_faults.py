@@ -1,0 +1,254 @@
+"""Tuning under faults loses nothing and hangs nothing (issue 8): killed tunings, full or
+read-only caches, torn records, interrupted refreshes, resumed tunings, stale cache keys."""
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import time
+import warnings
+
+import numpy as np
+import pytest
+
+import minitriton as mt
+import minitriton.language as tl
+from autotune import autotune, Config, Task, tune, RecordLog, Record
+from autotune.cache import TuningCache
+import autotune.autotuner as autotuner_module
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+@mt.jit
+def scale_kernel(x_ptr, y_ptr, M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    rows = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    cols = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
+    mask = (rows[:, None] < M) & (cols[None, :] < N)
+    offs = rows[:, None] * N + cols[None, :]
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=mask) * 2, mask=mask)
+
+
+CONFIGS = [Config({"BLOCK_M": bm, "BLOCK_N": bn}, num_warps=w, num_stages=1)
+           for bm in (16, 64) for bn in (32, 128) for w in (2, 8)]
+
+
+def _run(kernel, M=100, N=256):
+    x = np.arange(M * N, dtype=np.float32).reshape(M, N)
+    y = np.zeros_like(x)
+    kernel[lambda meta: (mt.cdiv(M, meta["BLOCK_M"]), mt.cdiv(N, meta["BLOCK_N"]))](x, y, M, N)
+    np.testing.assert_array_equal(y, 2 * x)
+    return y
+
+
+def _python(code, *args):
+    env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    return subprocess.Popen([sys.executable, "-c", textwrap.dedent(code), *map(str, args)], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+# ---------------------------------------------------------------- locks
+def test_a_killed_tuning_leaves_no_lock_and_a_waiter_says_whom_it_waits_for(tmp_path):
+    holder = _python("""
+        import sys, time
+        from autotune.cache import TuningCache
+        with TuningCache(sys.argv[1]).lock("somekey"):
+            print("held", flush=True)
+            time.sleep(60)
+    """, tmp_path)
+    assert holder.stdout.readline().strip() == "held"
+    waiter = _python("""
+        import sys
+        from autotune.cache import TuningCache
+        with TuningCache(sys.argv[1]).lock("somekey"):
+            print("got it", flush=True)
+    """, tmp_path)
+    deadline = time.monotonic() + 20
+    line = ""
+    while "waiting for" not in line and time.monotonic() < deadline:
+        line = waiter.stderr.readline()
+    assert f"process {holder.pid}" in line           # who it waits for
+    os.kill(holder.pid, signal.SIGKILL)               # the holder dies without cleaning up
+    holder.wait()
+    out, _ = waiter.communicate(timeout=20)          # ... and the waiter goes on at once
+    assert out.strip() == "got it"
+    with TuningCache(tmp_path).lock("somekey"):      # nobody is blocked afterwards
+        pass
+
+
+# ---------------------------------------------------------------- unwritable caches
+def test_a_full_disk_keeps_the_database_and_tunes_in_memory(tmp_path, monkeypatch):
+    k = autotune(configs=CONFIGS, key=["M", "N"], cache_dir=tmp_path)(scale_kernel)
+    _run(k, 100)
+    stored = TuningCache(tmp_path).entries()
+    assert len(stored) == 1
+
+    def full(*a, **kw):
+        raise sqlite3.OperationalError("database or disk is full")
+    monkeypatch.setattr("diskcache.Cache.set", full)
+    k2 = autotune(configs=CONFIGS, key=["M", "N"], cache_dir=tmp_path)(scale_kernel)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        _run(k2, 300)                                 # a new key: tuned, kept in memory
+        _run(k2, 300)
+    assert sum("cannot be written" in str(w.message) for w in caught) <= 1
+    monkeypatch.undo()
+    assert not list(tmp_path.glob("results.damaged*"))   # nothing set aside on an I/O error
+    assert [e["key"] for e in TuningCache(tmp_path).entries()] == [stored[0]["key"]]
+
+
+def test_a_read_only_cache_serves_what_it_holds(tmp_path, monkeypatch):
+    k = autotune(configs=CONFIGS, key=["M", "N"], cache_dir=tmp_path)(scale_kernel)
+    _run(k, 100)
+    key = TuningCache(tmp_path).entries()[0]["key"]
+
+    def read_only(self, *a, **kw):
+        raise sqlite3.OperationalError("attempt to write a readonly database")
+    monkeypatch.setattr("diskcache.Cache.__init__", read_only)
+    with pytest.warns(RuntimeWarning, match=str(tmp_path)):
+        cache = TuningCache(tmp_path)
+    assert cache.get(key) is not None                 # served from the file, read-only
+    calls = []
+    monkeypatch.setattr(autotuner_module, "tune", lambda *a, **kw: calls.append(1))
+    _run(autotune(configs=CONFIGS, key=["M", "N"], cache_dir=tmp_path)(scale_kernel), 100)
+    assert calls == []                                # a hit: no tuning
+
+
+def test_a_cache_directory_that_is_a_file_still_launches(tmp_path):
+    path = tmp_path / "not-a-dir"
+    path.write_text("x")
+    k = autotune(configs=CONFIGS, key=["M", "N"], cache_dir=path)(scale_kernel)
+    with pytest.warns(RuntimeWarning, match="not-a-dir"):
+        _run(k, 100)
+
+
+def test_only_a_corrupt_database_is_set_aside(tmp_path):
+    k = autotune(configs=CONFIGS, key=["M", "N"], cache_dir=tmp_path)(scale_kernel)
+    _run(k, 100)
+    (tmp_path / "results" / "cache.db").write_bytes(b"this is not a database" * 100)
+    for extra in (tmp_path / "results").glob("cache.db-*"):
+        extra.unlink()
+    cache = TuningCache(tmp_path)
+    assert len(list(tmp_path.glob("results.damaged-*"))) == 1
+    assert cache.entries() == []
+    assert len(cache.log.read()) == len(CONFIGS)      # the measurements survive
+
+
+# ---------------------------------------------------------------- records
+def _record(bm, t, key="k"):
+    return Record(Config({"BLOCK_M": bm}), [t], key=key)
+
+
+def test_a_torn_last_line_costs_only_itself(tmp_path):
+    log = RecordLog(tmp_path / "records.jsonl")
+    log.append(_record(16, 1.0))
+    with open(log.path, "a") as f:
+        f.write('{"kernel": "x", "key": "k", "conf')      # a crash mid-write
+    log.append(_record(32, 2.0))
+    assert [r.config.kwargs["BLOCK_M"] for r in log.read()] == [16, 32]
+
+
+def test_an_interrupted_refresh_does_not_eat_the_next_tunings_budget(tmp_path, monkeypatch):
+    k = autotune(configs=CONFIGS, key=["M", "N"], cache_dir=tmp_path)(scale_kernel)
+    _run(k, 100)
+    first = k.best_config
+    cache = TuningCache(tmp_path)
+    key = cache.entries()[0]["key"]
+    for r in cache.log.read(key)[:5]:                 # a refresh measured 5 configs again, then died
+        cache.log.append(r)
+    cache.delete(key)
+    again = autotune(configs=CONFIGS, key=["M", "N"], cache_dir=tmp_path)(scale_kernel)
+    _run(again, 100)
+    assert again.last_tuning.measured == len(CONFIGS)
+    assert len({r.config for r in again.last_tuning.history}) == len(CONFIGS)
+    assert again.best_config == first
+
+
+def test_a_resumed_tuning_chooses_as_an_uninterrupted_one(tmp_path):
+    import kernels
+    task = Task(kernels.matmul, M=512, N=512, K=512)
+    log = RecordLog(tmp_path / "full.jsonl")
+    full = tune(task, "random", budget=24, seed=3, log=log, key="k")
+    for cut in (1, 9, 23):
+        resumed = tune(task, "random", budget=24, seed=3, key="k", resume=log.read("k")[:cut])
+        assert resumed.best_config == full.best_config
+        assert [r.config for r in resumed.history] == [r.config for r in full.history]
+        assert [r.samples for r in resumed.history] == [r.samples for r in full.history]
+
+
+# ---------------------------------------------------------------- cache keys
+def _kernel_in(namespace_src):
+    ns = {"tl": tl, "mt": mt}
+    exec(textwrap.dedent(namespace_src), ns)
+    return ns
+
+
+def test_the_cache_key_covers_helpers_and_global_constants():
+    src = """
+        SCALE = 2
+
+        @mt.jit
+        def helper(x):
+            return x * SCALE
+
+        @mt.jit
+        def kernel(x_ptr, BLOCK: tl.constexpr):
+            offs = tl.arange(0, BLOCK)
+            tl.store(x_ptr + offs, helper(tl.load(x_ptr + offs)))
+    """
+    ns = _kernel_in(src)
+    base = ns["kernel"].cache_key()
+    assert ns["kernel"].cache_key() == base
+    ns["SCALE"] = 3                                   # a global constant the helper reads
+    assert ns["kernel"].cache_key() != base
+    ns["SCALE"] = 2
+    other = _kernel_in(src.replace("x * SCALE", "x * SCALE + 1"))
+    ns["helper"] = other["helper"]                     # the helper edited
+    assert ns["kernel"].cache_key() != base
+
+
+def test_tuner_objects_are_keyed_by_their_settings():
+    from autotune.tuners import RandomTuner
+    a, b = RandomTuner(seed=1), RandomTuner(seed=1)
+    assert autotuner_module._tuner_key(a) == autotuner_module._tuner_key(b)
+    assert autotuner_module._tuner_key(a) != autotuner_module._tuner_key(RandomTuner(seed=2))
+
+
+# ---------------------------------------------------------------- tuning at the real M
+@mt.jit
+def gather_rows(x_ptr, idx_ptr, y_ptr, M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    """Loads integer indices valid for the real M only (unmasked, as written)."""
+    rows = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    cols = tl.arange(0, BLOCK_N)
+    keep = rows < M
+    src = tl.load(idx_ptr + rows, mask=keep, other=0)
+    vals = tl.load(x_ptr + src[:, None] * N + cols[None, :])
+    tl.store(y_ptr + rows[:, None] * N + cols[None, :], vals, mask=keep[:, None])
+
+
+def test_a_kernel_that_only_runs_at_the_real_m_is_tuned_there(tmp_path):
+    configs = [Config({"BLOCK_M": bm, "BLOCK_N": 32}, num_warps=4, num_stages=1) for bm in (16, 32)]
+    k = autotune(configs=configs, key=["M"], cache_dir=tmp_path)(gather_rows)
+    M, N = 100, 32
+    x = np.random.default_rng(0).standard_normal((M, N)).astype(np.float32)
+    idx = np.random.default_rng(1).integers(0, M, M).astype(np.int32)
+    y = np.zeros_like(x)
+    k[lambda meta: (mt.cdiv(M, meta["BLOCK_M"]),)](x, idx, y, M, N)
+    np.testing.assert_array_equal(y, x[idx])
+
+
+def test_a_config_that_fails_a_static_assert_is_skipped_with_its_reason(tmp_path):
+    @mt.jit
+    def picky(x_ptr, M, BLOCK: tl.constexpr):
+        tl.static_assert(BLOCK <= 64, "BLOCK too large")
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < M) + 1, mask=offs < M)
+    configs = [Config({"BLOCK": b}, num_warps=4, num_stages=1) for b in (32, 64, 128)]
+    k = autotune(configs=configs, key=["M"], cache_dir=tmp_path)(picky)
+    x = np.zeros(100, np.float32)
+    k[lambda meta: (mt.cdiv(100, meta["BLOCK"]),)](x, 100)
+    assert (x == 1).all() and k.best_config.kwargs["BLOCK"] in (32, 64)
+    failed = [r for r in k.last_tuning.history if r.error]
+    assert len(failed) == 1 and failed[0].config.kwargs["BLOCK"] == 128
+    assert "BLOCK too large" in failed[0].error
