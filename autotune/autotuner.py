@@ -62,6 +62,9 @@ def _buckets(bucket, key):
     if bucket is False:
         return {}
     if callable(bucket):
+        if "M" not in key:
+            raise ValueError(f"autotune: bucket=<function> rounds M, but M is not in key={key}; "
+                             f"give bucket={{name: function}} for another key argument")
         return {"M": bucket}
     if isinstance(bucket, dict) and all(callable(f) for f in bucket.values()):
         unknown = sorted(set(bucket) - set(key))
@@ -80,6 +83,9 @@ class Autotuner:
         self.fn = fn
         self.arg_names = list(fn.arg_names)
         self.__name__ = getattr(fn, "__name__", "kernel")
+        where = f"autotune({self.__name__})"
+        if isinstance(key, str) or not isinstance(key, (list, tuple)) or not all(isinstance(k, str) for k in key):
+            raise TypeError(f"{where}: key= must be a list of argument names, e.g. key=[{key!r}], got {key!r}")
         self.keys = list(key)
         unknown = [k for k in self.keys if k not in self.arg_names]
         if unknown:
@@ -92,8 +98,16 @@ class Autotuner:
         if space is not None and not isinstance(space, Space):
             raise TypeError(f"autotune({self.__name__}): space= must be a Space, got {type(space).__name__}")
         self.tuner = tuner or ("exhaustive" if self.configs is not None else "random")
-        if budget is not None and (not isinstance(budget, int) or budget < 1):
+        from .tuners import TUNERS, Tuner
+        if not (isinstance(self.tuner, Tuner) or (isinstance(self.tuner, type) and issubclass(self.tuner, Tuner))
+                or self.tuner in TUNERS):
+            raise ValueError(f"{where}: tuner= must be one of {sorted(TUNERS)}, a Tuner subclass or a Tuner object, "
+                             f"got {self.tuner!r}")
+        if budget is not None and (isinstance(budget, bool) or not isinstance(budget, int) or budget < 1):
             raise ValueError(f"autotune({self.__name__}): budget= must be a positive int, got {budget!r}")
+        if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
+            raise ValueError(f"{where}: repeats= must be a positive int (timed repeats per measurement), "
+                             f"got {repeats!r}")
         if budget is None and self.tuner != "exhaustive":
             budget = DEFAULT_BUDGET  # a search over a space must stop somewhere
         self.budget = budget
@@ -112,6 +126,8 @@ class Autotuner:
         if device is None:
             from minitriton.hypogpu import HypoGPU
             device = HypoGPU()
+        if not all(hasattr(device, a) for a in ("fingerprint", "trace", "time")):
+            raise TypeError(f"{where}: device= must be a device such as minitriton.hypogpu.HypoGPU(), got {device!r}")
         self.device, self.seed, self.repeats = device, seed, repeats
         self.buckets = _buckets(bucket, self.keys)
         self._key_plan = [(k, self.arg_names.index(k), self.buckets.get(k)) for k in self.keys]
@@ -150,6 +166,9 @@ class Autotuner:
             config = self._tune(key, all_args, grid)
             hit = self.cache[key] = (config, config.all_kwargs())
             for name in self.reset_to_zero:
+                if not hasattr(all_args.get(name), "__setitem__") or not hasattr(all_args.get(name), "dtype"):
+                    raise TypeError(f"autotune({self.__name__}): reset_to_zero names '{name}', which is not an array "
+                                    f"in this call (got {type(all_args.get(name)).__name__})")
                 all_args[name][...] = 0
         config, meta = hit
         self.best_config = config
@@ -161,13 +180,21 @@ class Autotuner:
     def prune_configs(self, nargs: dict) -> list:
         configs = list(self.configs)
         if self.early_config_prune is not None:
-            configs = list(self.early_config_prune(configs, nargs))
+            pruned = self.early_config_prune(configs, nargs)
+            if pruned is None or isinstance(pruned, (dict, str)) or not hasattr(pruned, "__iter__"):
+                raise TypeError(f"autotune({self.__name__}): prune_configs_by['early_config_prune'] must return a "
+                                f"list of Configs, got {type(pruned).__name__}")
+            configs = [as_config(c) for c in pruned]
         if self.perf_model is not None:
             top_k = self.top_k
             if isinstance(top_k, float) and top_k <= 1.0:
                 top_k = max(1, int(len(configs) * top_k))
             if len(configs) > top_k:
                 est = {c: self.perf_model(**nargs, **c.all_kwargs()) for c in configs}
+                bad = [c for c, v in est.items() if isinstance(v, bool) or not isinstance(v, (int, float))]
+                if bad:
+                    raise TypeError(f"autotune({self.__name__}): prune_configs_by['perf_model'] must return a number, "
+                                    f"got {est[bad[0]]!r} for {bad[0]}")
                 configs = sorted(configs, key=lambda c: est[c])[:top_k]
         if not configs:
             raise ValueError(f"autotune({self.__name__}): pruning left no configs")

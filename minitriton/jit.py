@@ -28,6 +28,7 @@ from .tensor import Divergent, MemoryPressure, Stalled, argument, constexpr, ten
 LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "enable_fp_fusion", "stream", "warmup",
                   "debug", "launch_cooperative_grid")
 LOCKSTEP_ROWS = 4096  # programs per lockstep chunk: bounds memory for very large grids
+MAX_PROGRAMS = 1 << 26  # programs per launch: beyond, the program-id table alone would take gigabytes
 
 
 def _kernel_min(*args, **kw):
@@ -245,7 +246,14 @@ class JITFunction:
             if not isinstance(g, (int, np.integer)) or g < 0:
                 raise ValueError(f"kernel '{self.__name__}': grid entries must be non-negative ints, got {grid!r}")
             out.append(int(g))
-        return tuple(out) + (1,) * (3 - len(out))
+        out = tuple(out) + (1,) * (3 - len(out))
+        if out[0] >= 2 ** 31 or out[1] >= 2 ** 16 or out[2] >= 2 ** 16:
+            raise ValueError(f"kernel '{self.__name__}': grid too large: {out} (as on a GPU, the grid's x must be "
+                             f"below 2**31 and its y and z below 2**16)")
+        if math.prod(out) > MAX_PROGRAMS:
+            raise ValueError(f"kernel '{self.__name__}': grid too large: {out} is {math.prod(out):,} programs; the "
+                             f"CPU executor runs at most {MAX_PROGRAMS:,} per launch (use larger blocks)")
+        return out
 
     def _arguments(self, bound):
         """Kernel arguments: arrays become pointers (aliased arrays share one buffer)."""

@@ -225,7 +225,7 @@ def load(pointer, mask=None, other=None, boundary_check=(), padding_option="", c
             m = ~fill_rows.reshape((-1,) + (1,) * len(pointer.shape))
     else:
         off, m = materialized(pointer, m, "load")
-        vals = src[off]
+        vals = src[off] if src.size else np.zeros(off.shape, src.dtype)  # an empty argument: all masked
     if m is not None:
         fill = np.zeros((), src.dtype) if other is None else to_tensor(other, _like(buf)).v
         fill = fill.astype(src.dtype, copy=False) if hasattr(fill, "astype") else fill

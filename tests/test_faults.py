@@ -252,3 +252,51 @@ def test_a_config_that_fails_a_static_assert_is_skipped_with_its_reason(tmp_path
     failed = [r for r in k.last_tuning.history if r.error]
     assert len(failed) == 1 and failed[0].config.kwargs["BLOCK"] == 128
     assert "BLOCK too large" in failed[0].error
+
+
+# ---------------------------------------------------------------- input checks
+@pytest.mark.parametrize("kwargs,match", [
+    (dict(tuner="anneal"), "tuner= must be one of"),
+    (dict(device="gpu0"), "device= must be a device"),
+    (dict(key=["N"], bucket=lambda m: m), "M is not in key"),
+    (dict(key="M"), r"key= must be a list of argument names, e.g. key=\['M'\]"),
+    (dict(repeats=0), "repeats= must be a positive int"),
+    (dict(budget=True), "budget= must be a positive int"),
+])
+def test_decorator_arguments_are_checked_when_applied(kwargs, match):
+    kwargs = {"configs": CONFIGS, "key": ["M", "N"], **kwargs}
+    with pytest.raises((TypeError, ValueError), match=match):
+        autotune(**kwargs)(scale_kernel)
+
+
+@pytest.mark.parametrize("kwargs,match", [
+    (dict(prune_configs_by={"early_config_prune": lambda configs, args: None}), "must return a list of Configs"),
+    (dict(prune_configs_by={"early_config_prune": lambda configs, args: {"BLOCK_M": 16}}), "got dict"),
+    (dict(prune_configs_by={"perf_model": lambda **kw: None, "top_k": 2}), "perf_model'] must return a number"),
+    (dict(reset_to_zero=["M"]), "reset_to_zero names 'M', which is not an array"),
+])
+def test_hooks_and_names_are_checked_at_the_first_call(tmp_path, kwargs, match):
+    k = autotune(configs=CONFIGS, key=["M", "N"], cache_dir=tmp_path, **kwargs)(scale_kernel)
+    with pytest.raises(TypeError, match=match):
+        _run(k, 100)
+
+
+# ---------------------------------------------------------------- launches at the edges
+@mt.jit
+def _increment(x_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) + 1, mask=offs < n)
+
+
+def test_zero_size_arrays_with_fully_masked_accesses_are_a_no_op():
+    x = np.zeros(0, np.float32)
+    _increment[(3,)](x, 0, BLOCK=16)
+    assert x.size == 0
+
+
+def test_huge_grids_fail_fast():
+    t = time.monotonic()
+    for grid in ((2 ** 31, 1, 1), (1, 2 ** 16, 1), (2 ** 20, 2 ** 10, 1)):
+        with pytest.raises(ValueError, match="grid too large"):
+            _increment[grid](np.zeros(4, np.float32), 4, BLOCK=16)
+    assert time.monotonic() - t < 5
