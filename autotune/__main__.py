@@ -1,3 +1,5 @@
+import sys
+
 from autotune.cli import main
 
-main()
+sys.exit(main())

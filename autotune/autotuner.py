@@ -256,7 +256,7 @@ class Autotuner:
         settings = dict(tuner=_tuner_key(self.tuner), budget=self.budget, seed=self.seed, repeats=self.repeats)
         what = [c.all_kwargs() for c in configs] if configs is not None else repr(self.space)
         ckey = digest(self.__name__, _kernel_key(self.fn), self.device.fingerprint, settings, what, list(key))
-        progress = self.progress if self.progress is not None else os.environ.get("MINITRITON_PROGRESS") == "1"
+        progress = self.progress
         if not cache_enabled():
             result = tune(task, self.tuner, self.budget, self.seed, configs=configs, repeats=self.repeats,
                           key=ckey, progress=progress)

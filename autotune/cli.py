@@ -1,57 +1,87 @@
 """`python -m autotune`: the tuning cache, numerical checks, and the demo.
 
   list                 tuned entries in the cache
-  show KEY             one entry (a key prefix is enough)
+  show KEY             one entry and its whole tuning (a key prefix is enough)
   export [-o FILE]     every entry as JSON
-  clear [KEY]          remove one entry (by prefix) or all of them, with the records log
+  clear [KEY]          remove one entry (by prefix) or all of them (--records: the measurements too)
   verify KERNEL        run a library kernel under several configs and check they agree
   demo                 tune the library matmul on the lecture's shapes and check its numbers
+
+Errors are one line on stderr (exit status 1); options may come before or after the command.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
 
 from .cache import TuningCache
 
 
-def _entries(cache, prefix):
+class CommandError(Exception):
+    """A user error: printed as one line, no traceback."""
+
+
+def _entry(cache, prefix):
+    """The one entry whose key starts with `prefix`."""
     found = cache.find(prefix)
     if not found:
-        raise SystemExit(f"no cache entry with key starting {prefix!r} in {cache.dir}")
-    return found
+        raise CommandError(f"no cache entry with key starting {prefix!r} in {cache.dir}")
+    exact = [e for e in found if e["key"] == prefix]
+    if len(found) > 1 and not exact:
+        keys = ", ".join(e["key"][:12] for e in found[:5])
+        raise CommandError(f"key prefix {prefix!r} is ambiguous: it matches {len(found)} entries ({keys}"
+                           f"{', ...' if len(found) > 5 else ''}); give more characters")
+    return exact[0] if exact else found[0]
+
+
+def _tuner_name(settings):
+    t = settings.get("tuner")
+    return t.get("class", "?").rsplit(".", 1)[-1] if isinstance(t, dict) else str(t)
 
 
 def cmd_list(args):
     cache = TuningCache(args.cache_dir)
     rows = cache.entries()
     print(f"{len(rows)} tuned entries in {cache.dir}")
+    if rows:
+        print(f"{'key':12}  {'kernel and key values':40}  {'tuner':10}  {'measured':>8}  {'best µs':>9}  config")
     for e in rows:
         c = e["config"]
-        print(f"{e['key'][:12]}  {e['kernel']}{e['args']}  {e['settings']['tuner']}  {e['measured']} measured  "
-              f"{e['time'] * 1e6:.1f} µs  {c['kwargs']} warps={c['num_warps']} stages={c['num_stages']}")
+        print(f"{e['key'][:12]}  {(e['kernel'] + e['args'])[:40]:40}  {_tuner_name(e['settings']):10}  "
+              f"{e['measured']:>8}  {e['time'] * 1e6:>9.1f}  {c['kwargs']} warps={c['num_warps']} "
+              f"stages={c['num_stages']}")
 
 
 def cmd_show(args):
-    for e in _entries(TuningCache(args.cache_dir), args.key):
-        print(json.dumps(e, indent=2, sort_keys=True, default=str))
+    from . import report
+    cache = TuningCache(args.cache_dir)
+    e = _entry(cache, args.key)
+    print(report.show(e, cache.log.read(e["key"]), plot=args.plot, knobs=args.knobs))
 
 
 def cmd_export(args):
     data = json.dumps(TuningCache(args.cache_dir).entries(), indent=2, sort_keys=True, default=str)
     if args.output:
-        with open(args.output, "w") as f:
-            f.write(data + "\n")
+        tmp = f"{args.output}.tmp-{os.getpid()}"
+        try:  # written whole or not at all
+            with open(tmp, "w") as f:
+                f.write(data + "\n")
+            os.replace(tmp, args.output)
+        except OSError as e:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+            raise CommandError(f"cannot write {args.output}: {e.strerror or e}") from None
     else:
         print(data)
 
 
 def cmd_clear(args):
     cache = TuningCache(args.cache_dir)
-    if args.key:
-        n = sum(cache.delete(e["key"]) for e in _entries(cache, args.key))
+    if args.key is not None:  # (an empty prefix is a prefix, never "everything")
+        n = int(cache.delete(_entry(cache, args.key)["key"]))
     else:
         n = cache.clear(records=args.records)
     print(f"removed {n} entries from {cache.dir}")
@@ -59,9 +89,13 @@ def cmd_clear(args):
 
 def _shape(text):
     try:
-        return {k: int(v) for k, v in (part.split("=") for part in text.split(","))}
+        shape = {k.strip(): int(v) for k, v in (part.split("=") for part in text.split(","))}
     except ValueError:
         raise argparse.ArgumentTypeError(f"--shape must look like M=200,N=300,K=100, got {text!r}") from None
+    bad = {k: v for k, v in shape.items() if v < 1}
+    if bad:
+        raise argparse.ArgumentTypeError(f"--shape sizes must be positive, got {bad}")
+    return shape
 
 
 def cmd_verify(args):
@@ -74,23 +108,31 @@ def cmd_demo(args):
     demo.main(quick=args.quick)
 
 
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # one line, not the usage block
+        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+
+
 def main(argv=None):
-    p = argparse.ArgumentParser(prog="python -m autotune", description=__doc__,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = _Parser(prog="python -m autotune", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--cache-dir", default=None, help="cache directory (default: $MINITRITON_CACHE_DIR or ~/.cache/minitriton)")
-    sub = p.add_subparsers(dest="command", required=True)
-    sub.add_parser("list").set_defaults(fn=cmd_list)
-    s = sub.add_parser("show")
+    common = _Parser(add_help=False)  # the same option after the command
+    common.add_argument("--cache-dir", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    sub.add_parser("list", parents=[common]).set_defaults(fn=cmd_list)
+    s = sub.add_parser("show", parents=[common])
     s.add_argument("key")
+    s.add_argument("--plot", metavar="FILE.png", help="draw the best-so-far curve and a knob heatmap (matplotlib)")
+    s.add_argument("--knobs", nargs=2, metavar=("X", "Y"), help="the two knobs of the heatmap")
     s.set_defaults(fn=cmd_show)
-    s = sub.add_parser("export")
+    s = sub.add_parser("export", parents=[common])
     s.add_argument("-o", "--output")
     s.set_defaults(fn=cmd_export)
-    s = sub.add_parser("clear")
+    s = sub.add_parser("clear", parents=[common])
     s.add_argument("key", nargs="?")
     s.add_argument("--records", action="store_true", help="also delete the measurement records (resume data)")
     s.set_defaults(fn=cmd_clear)
-    s = sub.add_parser("verify")
+    s = sub.add_parser("verify", parents=[common])
     s.add_argument("kernel", choices=["matmul", "row_sum", "softmax"])
     s.add_argument("--shape", type=_shape, required=True)
     s.add_argument("--configs", type=int, default=8)
@@ -100,8 +142,24 @@ def main(argv=None):
     s.add_argument("--quick", action="store_true")
     s.set_defaults(fn=cmd_demo)
     args = p.parse_args(argv)
-    args.fn(args)
+    try:
+        args.fn(args)
+    except CommandError as e:
+        print(f"python -m autotune {args.command}: {e}", file=sys.stderr)
+        return 1
+    except BrokenPipeError:  # `export | head`: the reader left; say nothing more
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
+    except MemoryError:
+        print(f"python -m autotune {args.command}: not enough memory for this request", file=sys.stderr)
+        return 1
+    except (ValueError, TypeError, OSError, RuntimeError) as e:
+        first = str(e).splitlines()[0] if str(e) else type(e).__name__
+        print(f"python -m autotune {args.command}: {type(e).__name__}: {first}", file=sys.stderr)
+        return 1
+    return 0
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    sys.exit(main(sys.argv[1:]))

@@ -7,6 +7,7 @@ display and the error when nothing could run.
 from __future__ import annotations
 
 import dataclasses
+import os
 import sys
 import time
 
@@ -32,28 +33,39 @@ class TuneResult:
         return len(self.history)
 
 
+def progress_enabled(progress) -> bool | None:
+    """True (always show), False (never), or None (show when stderr is a terminal): the
+    argument if given, else $MINITRITON_PROGRESS (0 or 1), else None."""
+    if progress is not None:
+        return bool(progress)
+    env = os.environ.get("MINITRITON_PROGRESS")
+    return None if env is None else env not in ("0", "", "false", "no")
+
+
 class Progress:
-    """A one-line progress bar on stderr (for long tunings; off by default in the decorator)."""
+    """A tuning's live line on stderr (tqdm): measured / budget, best so far, simulated time
+    spent, configs refused, elapsed and remaining wall time.  By default it appears only on a
+    terminal and only once a tuning has taken 2 s."""
 
     def __init__(self, total, label, enabled):
-        self.total, self.label, self.enabled, self.last = total, label, enabled, 0.0
+        from tqdm import tqdm
+        self.refused = 0
+        self.bar = tqdm(total=total, desc=label, unit="cfg", file=sys.stderr, dynamic_ncols=True, leave=True,
+                        disable=None if enabled is None else not enabled, delay=2.0 if enabled is None else 0.0)
 
-    def update(self, done, best):
-        if not self.enabled or (time.monotonic() - self.last < 0.2 and done < self.total):
-            return
-        self.last = time.monotonic()
-        width = 30
-        filled = int(width * done / max(self.total, 1))
-        sys.stderr.write(f"\r{self.label} [{'#' * filled}{'.' * (width - filled)}] {done}/{self.total}"
-                         f" best {best * 1e6:.1f} µs")
-        if done >= self.total:
-            sys.stderr.write("\n")
-        sys.stderr.flush()
+    def update(self, record, best, simulated):
+        self.refused += not record.ok
+        self.bar.set_postfix_str(f"best {best * 1e6:.1f} µs, {simulated:.1f} s simulated, {self.refused} refused",
+                                 refresh=False)
+        self.bar.update(1)
+
+    def close(self):
+        self.bar.close()
 
 
 def tune(task, tuner="random", budget: int | None = None, seed: int = 0, measurer=None, configs=None,
          batch_size: int = 16, repeats: int = 1, log: RecordLog | None = None, key: str = "", resume=(),
-         progress: bool = False) -> TuneResult:
+         progress: bool | None = None) -> TuneResult:
     """Tune `task` (a Task) and return the best config found.
 
     `tuner`: "exhaustive" (needs `configs` or walks the whole space), "random", "grid", or a
@@ -71,29 +83,32 @@ def tune(task, tuner="random", budget: int | None = None, seed: int = 0, measure
     pending = {r.config: r for r in latest_per_config(list(resume))}
     history = []
     limit = budget if budget is not None else (len(configs) if configs is not None else task.space.size)
-    bar = Progress(limit, f"tuning {task.name}", progress)
+    bar = Progress(limit, f"tuning {task.name}", progress_enabled(progress))
     start_clock, start = measurer.clock, time.perf_counter()
     best = min((r.time for r in history), default=float("inf"))
-    while len(history) < limit:
-        batch = search.next_batch(min(batch_size, limit - len(history)))
-        if not batch:
-            break
-        done = []
-        for cfg in batch:
-            cfg = as_config(cfg)
-            r = pending.pop(cfg, None)
-            if r is not None:
-                getattr(measurer, "replay", lambda samples: None)(r.samples)
-            else:
-                m = measurer.measure(task, cfg, repeats=repeats)
-                r = Record(cfg, m.samples, m.error, m.cost, kernel=task.name, key=key, device=repr(task.device))
-                if log is not None:
-                    log.append(r)
-            done.append(r)
-            history.append(r)
-            best = min(best, r.time)
-            bar.update(len(history), best)
-        search.update(done)
+    try:
+        while len(history) < limit:
+            batch = search.next_batch(min(batch_size, limit - len(history)))
+            if not batch:
+                break
+            done = []
+            for cfg in batch:
+                cfg = as_config(cfg)
+                r = pending.pop(cfg, None)
+                if r is not None:
+                    getattr(measurer, "replay", lambda samples: None)(r.samples)
+                else:
+                    m = measurer.measure(task, cfg, repeats=repeats)
+                    r = Record(cfg, m.samples, m.error, m.cost, kernel=task.name, key=key, device=repr(task.device))
+                    if log is not None:
+                        log.append(r)
+                done.append(r)
+                history.append(r)
+                best = min(best, r.time)
+                bar.update(r, best, measurer.clock - start_clock)
+            search.update(done)
+    finally:
+        bar.close()
     good = [r for r in history if r.ok]
     if not good:
         by_reason = {}

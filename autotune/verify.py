@@ -7,6 +7,8 @@ from minitriton.testing import check_configs, accumulation_bound
 from minitriton.hypogpu import Measurer
 from .task import Task
 
+MAX_BYTES = 4 << 30  # arrays verify may allocate on the CPU
+
 
 def _legal(kernel, shape, n, rng):
     """n random configs of the kernel's space that compile on HypoGPU at this shape (asked the
@@ -26,8 +28,14 @@ def run(name: str, shape: dict, n: int = 8, seed: int = 0) -> str:
     kernel = getattr(kernels, name)
     missing = [k for k in kernel.shape_keys if k not in shape]
     if missing:
-        raise SystemExit(f"verify {name}: --shape needs {list(kernel.shape_keys)}, missing {missing}")
+        raise ValueError(f"--shape needs {list(kernel.shape_keys)}, missing {missing}")
+    elements = shape["M"] * shape.get("K", shape.get("N", 1)) * 3
+    if elements * 8 > MAX_BYTES:
+        raise ValueError(f"--shape {shape} needs about {elements * 8 / 2**30:.0f} GiB of arrays to check on the CPU; "
+                         f"verify works up to {MAX_BYTES / 2**30:.0f} GiB")
     configs = _legal(kernel, shape, n, rng)
+    if not configs:
+        raise ValueError(f"no config of {name} can run at {shape} on HypoGPU (every one sampled was refused)")
     if name == "matmul":
         a = rng.standard_normal((shape["M"], shape["K"])).astype(np.float16)
         b = rng.standard_normal((shape["K"], shape["N"])).astype(np.float16)

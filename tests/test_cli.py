@@ -14,10 +14,13 @@ def test_list_show_export_clear(tmp_path, capsys):
     main(["--cache-dir", str(tmp_path), "list"])
     out = capsys.readouterr().out
     assert out.startswith("2 tuned entries") and out.count("scale_kernel") == 2
-    key = out.splitlines()[1].split()[0]
+    assert out.splitlines()[1].split()[:3] == ["key", "kernel", "and"]   # column headers
+    key = out.splitlines()[2].split()[0]
     main(["--cache-dir", str(tmp_path), "show", key])
-    shown = json.loads(capsys.readouterr().out)
-    assert shown["key"].startswith(key) and shown["measured"] == len(CONFIGS)
+    shown = capsys.readouterr().out
+    assert shown.splitlines()[0].split()[1].startswith(key) and f"measured  {len(CONFIGS)} configs" in shown
+    assert "best so far: #1:" in shown and ("stands out" in shown or "does not stand out" in shown)
+    assert shown.count("Config(") >= len(CONFIGS)                           # every config measured
     main(["--cache-dir", str(tmp_path), "export", "-o", str(tmp_path / "out.json")])
     assert len(json.loads((tmp_path / "out.json").read_text())) == 2
     main(["--cache-dir", str(tmp_path), "clear", key])
@@ -35,3 +38,58 @@ def test_verify_and_bad_shape():
     bad = subprocess.run([sys.executable, "-m", "autotune", "verify", "matmul", "--shape", "M=64"],
                          capture_output=True, text=True, timeout=120)
     assert bad.returncode != 0 and "missing ['N', 'K']" in bad.stderr
+
+
+def _cli(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "autotune", *map(str, args)], capture_output=True, text=True,
+                          timeout=120, cwd=cwd)
+
+
+def _one_line_error(result):
+    assert result.returncode != 0
+    assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1, result.stderr
+
+
+def test_command_line_errors_are_one_line(tmp_path):
+    _call(make(tmp_path), 100)
+    _one_line_error(_cli("--cache-dir", tmp_path, "export", "-o", tmp_path / "missing" / "out.json"))
+    assert not (tmp_path / "missing").exists()
+    _one_line_error(_cli("verify", "matmul", "--shape", "M=0,N=4,K=4"))
+    _one_line_error(_cli("verify", "matmul", "--shape", "M=-3,N=4,K=4"))
+    _one_line_error(_cli("verify", "matmul", "--shape", "M=100000000,N=100000000,K=100000000"))
+    _one_line_error(_cli("--cache-dir", tmp_path, "show", "zzzz"))
+    _one_line_error(_cli("frobnicate"))
+
+
+def test_a_shape_every_config_refuses_is_one_line(monkeypatch, capsys):
+    from minitriton.hypogpu import Measurer
+    from minitriton.hypogpu.measure import Measurement
+    monkeypatch.setattr(Measurer, "measure", lambda self, task, cfg, repeats=1: Measurement(cfg, [], "refused", 1.0))
+    assert main(["verify", "matmul", "--shape", "M=64,N=64,K=64", "--configs", "2"]) == 1
+    err = capsys.readouterr().err
+    assert "no config of matmul can run" in err and len(err.strip().splitlines()) == 1
+
+
+def test_options_after_the_command_and_ambiguous_prefixes(tmp_path, capsys):
+    _call(make(tmp_path), 100)
+    _call(make(tmp_path), 300)
+    assert main(["list", "--cache-dir", str(tmp_path)]) == 0
+    assert capsys.readouterr().out.startswith("2 tuned entries")
+    assert main(["show", "", "--cache-dir", str(tmp_path)]) == 1      # the empty prefix matches both
+    assert "ambiguous: it matches 2 entries" in capsys.readouterr().err
+    assert main(["clear", "", "--cache-dir", str(tmp_path)]) == 1
+    assert main(["list", "--cache-dir", str(tmp_path)]) == 0
+    assert capsys.readouterr().out.startswith("2 tuned entries")       # nothing was removed
+
+
+def test_export_into_a_closed_pipe_is_quiet(tmp_path):
+    from autotune.cache import TuningCache
+    _call(make(tmp_path), 100)
+    cache = TuningCache(tmp_path)
+    entry = cache.entries()[0]
+    for i in range(200):  # far more than a pipe holds, so the writer meets the closed end
+        cache.put(f"{i:032x}", dict(entry, note="x" * 2000))
+    cache.close()
+    shell = subprocess.run(f"{sys.executable} -m autotune --cache-dir {tmp_path} export | head -c 10",
+                           shell=True, capture_output=True, text=True, timeout=120)
+    assert shell.stdout.startswith("[") and shell.stderr == "", shell.stderr

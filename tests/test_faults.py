@@ -300,3 +300,25 @@ def test_huge_grids_fail_fast():
         with pytest.raises(ValueError, match="grid too large"):
             _increment[grid](np.zeros(4, np.float32), 4, BLOCK=16)
     assert time.monotonic() - t < 5
+
+
+# ---------------------------------------------------------------- watching a tuning
+def test_progress_is_shown_when_asked_and_quiet_off_a_terminal(tmp_path, capsys, monkeypatch):
+    _run(autotune(configs=CONFIGS, key=["M", "N"], cache_dir=tmp_path / "a", progress=True)(scale_kernel))
+    err = capsys.readouterr().err
+    assert f"{len(CONFIGS)}/{len(CONFIGS)}" in err and "best" in err and "simulated" in err and "refused" in err
+    _run(autotune(configs=CONFIGS, key=["M", "N"], cache_dir=tmp_path / "b")(scale_kernel))
+    assert capsys.readouterr().err == ""              # stderr is not a terminal here: no bar by default
+    monkeypatch.setenv("MINITRITON_PROGRESS", "1")
+    _run(autotune(configs=CONFIGS, key=["M", "N"], cache_dir=tmp_path / "c")(scale_kernel))
+    assert "best" in capsys.readouterr().err
+
+
+def test_show_draws_the_tuning(tmp_path):
+    pytest.importorskip("matplotlib")
+    from autotune.cli import main
+    _run(autotune(configs=CONFIGS, key=["M", "N"], cache_dir=tmp_path)(scale_kernel))
+    key = TuningCache(tmp_path).entries()[0]["key"]
+    assert main(["show", key[:8], "--cache-dir", str(tmp_path), "--plot", str(tmp_path / "t.png"),
+                 "--knobs", "BLOCK_M", "BLOCK_N"]) == 0
+    assert (tmp_path / "t.png").stat().st_size > 1000
