@@ -77,7 +77,7 @@ def _buckets(bucket, key):
 class Autotuner:
     def __init__(self, fn, configs=None, key=(), prune_configs_by=None, reset_to_zero=None, restore_value=None,
                  pre_hook=None, post_hook=None, tuner=None, budget=None, space=None, device=None, seed=0,
-                 bucket=None, cache_dir=None, repeats=1, progress=None):
+                 bucket=None, cache_dir=None, repeats=1, progress=None, cache_results=True):
         if not hasattr(fn, "run") or not hasattr(fn, "arg_names"):
             raise TypeError(f"autotune must decorate a @minitriton.jit kernel (or @heuristics), got {fn!r}")
         self.fn = fn
@@ -131,7 +131,9 @@ class Autotuner:
         self.device, self.seed, self.repeats = device, seed, repeats
         self.buckets = _buckets(bucket, self.keys)
         self._key_plan = [(k, self.arg_names.index(k), self.buckets.get(k)) for k in self.keys]
-        self.cache_dir, self.progress = cache_dir, progress
+        self.cache_dir, self.progress, self.cache_results = cache_dir, progress, bool(cache_results)
+        tuned = {k for c in (self.configs or []) for k in c.kwargs} | set(getattr(space, "names", ()) or ())
+        self.tuned_names = frozenset(tuned - {"num_warps", "num_stages"})
         self.cache: dict = {}          # key -> (Config, its meta-parameters), this process
         self.best_config = None
         self.last_tuning = None        # TuneResult of the most recent tuning in this process
@@ -158,6 +160,9 @@ class Autotuner:
                 dt = getattr(kwargs.get(name), "dtype", None)
                 if dt is not None:
                     vals.append(dt)
+        if kwargs and not self.tuned_names.isdisjoint(kwargs):
+            raise ValueError(f"Conflicting meta-parameters: {', '.join(sorted(self.tuned_names & set(kwargs)))}. "
+                             f"Make sure that you don't re-define auto-tuned symbols.")
         key = tuple(vals)
         hit = self.cache.get(key)
         if hit is None:
@@ -257,7 +262,7 @@ class Autotuner:
         what = [c.all_kwargs() for c in configs] if configs is not None else repr(self.space)
         ckey = digest(self.__name__, _kernel_key(self.fn), self.device.fingerprint, settings, what, list(key))
         progress = self.progress
-        if not cache_enabled():
+        if not cache_enabled() or not self.cache_results:
             result = tune(task, self.tuner, self.budget, self.seed, configs=configs, repeats=self.repeats,
                           key=ckey, progress=progress)
             return self._finish(key, result, None)
@@ -288,10 +293,14 @@ class Autotuner:
 
 
 def autotune(configs=None, key=(), prune_configs_by=None, reset_to_zero=None, restore_value=None, pre_hook=None,
-             post_hook=None, warmup=None, rep=None, tuner=None, budget=None, space=None, device=None, seed=0,
-             bucket=None, cache_dir=None, repeats=1, progress=None):
+             post_hook=None, warmup=None, rep=None, use_cuda_graph=False, do_bench=None, cache_results=True,
+             tuner=None, budget=None, space=None, device=None, seed=0, bucket=None, cache_dir=None, repeats=1,
+             progress=None):
     """Triton's `autotune` (configs, key, prune_configs_by, reset_to_zero, restore_value,
-    pre_hook, post_hook; warmup/rep accepted and ignored: HypoGPU's Measurer decides), plus
+    pre_hook, post_hook; `warmup`, `rep`, `use_cuda_graph` and `do_bench` are accepted for ported
+    code and have no effect: HypoGPU's Measurer times every config, simulated, with its own
+    compile and run costs and `repeats`; `cache_results=False` keeps this kernel's results out
+    of the disk cache, as in Triton), plus
     `tuner` ("exhaustive" | "random" | "grid" | a Tuner class or object), `budget` (default: all
     configs for "exhaustive", 128 otherwise), `space`, `device`, `seed`, `bucket`, `cache_dir`,
     `repeats` (timed repeats per measurement), `progress` (a progress bar on stderr).
@@ -300,7 +309,7 @@ def autotune(configs=None, key=(), prune_configs_by=None, reset_to_zero=None, re
     `reset_to_zero` arrays are zeroed once, before the real launch that follows a tuning."""
     def decorator(fn):
         return Autotuner(fn, configs, key, prune_configs_by, reset_to_zero, restore_value, pre_hook, post_hook,
-                         tuner, budget, space, device, seed, bucket, cache_dir, repeats, progress)
+                         tuner, budget, space, device, seed, bucket, cache_dir, repeats, progress, cache_results)
     return decorator
 
 

@@ -5,3 +5,15 @@ from .addresses import data_ptr
 from . import language
 
 __all__ = ["jit", "JITFunction", "cdiv", "next_power_of_2", "one_program_at_a_time", "reinterpret", "OutOfBoundsError", "data_ptr", "language"]
+
+
+def __getattr__(name):
+    # Triton's names for the tuner (`triton.autotune`, `triton.Config`, `triton.heuristics`), so
+    # ported code runs; loaded on first use (the autotune package builds on this one)
+    if name in ("autotune", "Config", "heuristics"):
+        import autotune as _autotune
+        return getattr(_autotune, name)
+    if name == "testing":
+        import importlib
+        return importlib.import_module(".testing", __name__)
+    raise AttributeError(f"module 'minitriton' has no attribute {name!r}")

@@ -68,7 +68,8 @@ def check_configs(run: Callable, configs: Sequence, reference: np.ndarray | None
             o64 = out.astype(np.float64)
             err = np.abs(o64 - reference)
             allowed = abs_tol + 0.5 * np.maximum(_spacing(o64, out.dtype), _spacing(reference, out.dtype))
-            _assert_within(err, allowed, f"config {cfg} vs float64 reference", o64, reference)
+            _assert_within(err, allowed, f"config {cfg} vs float64 reference", o64, reference,
+                           f"abs_tol (now {_describe(abs_tol)}) is the accumulation bound added to half an ulp")
             errors.append(float(err.max()) if err.size else 0.0)
         else:
             errors.append(None)
@@ -78,15 +79,148 @@ def check_configs(run: Callable, configs: Sequence, reference: np.ndarray | None
         o64 = out.astype(np.float64)
         unit = np.maximum(_spacing(o64, out.dtype), _spacing(first, out.dtype))
         diff = np.abs(o64 - first)
-        _assert_within(diff, ulps * unit + 2 * abs_tol, f"config {cfg} vs config {configs[0]}", o64, first)
+        _assert_within(diff, ulps * unit + 2 * abs_tol, f"config {cfg} vs config {configs[0]}", o64, first,
+                       f"allowed: ulps={ulps} output ulps + 2*abs_tol (now {_describe(abs_tol)})", unit, ulps)
         if diff.size:
             worst = max(worst, float(np.max(np.where(diff > 2 * abs_tol, diff / unit, 0.0))))
     return ConfigCheck(configs, errors, worst, outputs)
 
 
-def _assert_within(err, allowed, what, got, want):
+def _describe(tol) -> str:
+    tol = np.asarray(tol)
+    return f"{float(tol):.3g}" if tol.size == 1 else f"up to {float(tol.max()):.3g}"
+
+
+def _assert_within(err, allowed, what, got, want, rule, unit=None, ulps=None):
+    """Fail naming the worst element: its index (plain ints), both values, how far apart they
+    are against the bound, and the tolerance argument that would accept it."""
+    allowed = np.broadcast_to(allowed, err.shape)
     bad = ~(err <= allowed)
-    if bad.any():
-        idx = np.unravel_index(int(np.argmax(bad)), err.shape)
-        raise AssertionError(f"{what}: {int(bad.sum())} element(s) out of tolerance; first at {idx}: "
-                             f"got {got[idx]!r}, expected {want[idx]!r} (|diff| {err[idx]:.3g} > allowed {allowed[idx]:.3g})")
+    if not bad.any():
+        return
+    excess = np.where(bad, err - allowed, -np.inf)
+    flat = int(np.argmax(excess))
+    idx = tuple(int(i) for i in np.unravel_index(flat, err.shape))
+    e, a = float(err[idx]), float(allowed[idx])
+    hint = f"abs_tol >= {e:.3g} at that element would accept it"
+    if unit is not None and float(unit[idx]) > 0:
+        hint = f"ulps >= {e / float(unit[idx]):.1f} or " + hint
+    raise AssertionError(f"{what}: {int(bad.sum())} element(s) out of tolerance; worst at index {idx}: "
+                         f"got {float(got[idx])!r}, expected {float(want[idx])!r}, {e:.3g} apart > allowed {a:.3g} "
+                         f"({rule}); {hint}")
+
+
+# ---------------------------------------------------------------- Triton's benchmarking helpers
+def do_bench(fn, warmup=25, rep=100, grad_to_none=None, quantiles=None, return_mode="mean", device=None):
+    """Triton's `do_bench`: milliseconds a call of `fn` takes, here on HypoGPU: the minitriton
+    launches `fn` makes are traced (nothing runs on the CPU) and timed by the device's model,
+    `rep` milliseconds' worth of runs with its measurement noise.  `warmup` and `grad_to_none`
+    are accepted for ported code; `quantiles` (e.g. [0.5, 0.2, 0.8]) and `return_mode` ("min",
+    "max", "mean", "median", "all") choose what is returned, as in Triton."""
+    from .hypogpu import HypoGPU
+    if return_mode not in ("min", "max", "mean", "median", "all"):
+        raise ValueError(f"do_bench: return_mode must be min, max, mean, median or all, got {return_mode!r}")
+    device = device or HypoGPU()
+    profiles = device.trace(fn)
+    if not profiles:
+        raise ValueError("do_bench: the function launched no minitriton kernel, so HypoGPU has nothing to time")
+    ms = device.time(profiles) * 1e3
+    runs = max(1, min(1000, int(rep / max(ms, 1e-6))))
+    rng = np.random.default_rng(0)
+    times = ms * np.exp(0.015 * rng.standard_normal(runs))
+    if quantiles is not None:
+        out = [float(q) for q in np.quantile(times, quantiles)]
+        return out[0] if len(out) == 1 else out
+    if return_mode == "all":
+        return times.tolist()
+    return float(getattr(np, return_mode)(times))
+
+
+@dataclasses.dataclass
+class Benchmark:
+    """Triton's `triton.testing.Benchmark`: one table (and plot) of a function over x values
+    and lines."""
+    x_names: list
+    x_vals: list
+    line_arg: str
+    line_vals: list
+    line_names: list
+    plot_name: str
+    args: dict
+    xlabel: str = ""
+    ylabel: str = ""
+    x_log: bool = False
+    y_log: bool = False
+    styles: list | None = None
+
+
+class Mark:
+    """What `@perf_report` makes: `.run(print_data=True, show_plots=False, save_path=None)`."""
+
+    def __init__(self, fn, benchmarks):
+        self.fn = fn
+        self.benchmarks = benchmarks if isinstance(benchmarks, (list, tuple)) else [benchmarks]
+
+    def _table(self, bench: Benchmark):
+        rows = []
+        for x in bench.x_vals:
+            xs = x if isinstance(x, (list, tuple)) else [x] * len(bench.x_names)
+            point = dict(zip(bench.x_names, xs))
+            row = list(xs)
+            for line in bench.line_vals:
+                out = self.fn(**point, **{bench.line_arg: line}, **bench.args)
+                row.append(out[0] if isinstance(out, (list, tuple)) else out)
+            rows.append(row)
+        return [*bench.x_names, *bench.line_names], rows
+
+    def run(self, print_data=False, show_plots=False, save_path=None, return_df=False):
+        import os
+        tables = []
+        for bench in self.benchmarks:
+            header, rows = self._table(bench)
+            tables.append((header, rows))
+            text = bench.plot_name + ":\n" + "\n".join(
+                ["  ".join(f"{h:>14}" for h in header)] +
+                ["  ".join(f"{v:>14.4g}" if isinstance(v, float) else f"{v!s:>14}" for v in r) for r in rows])
+            if print_data:
+                print(text)
+            if save_path:
+                os.makedirs(save_path, exist_ok=True)
+                with open(os.path.join(save_path, f"{bench.plot_name}.csv"), "w") as f:
+                    f.write(",".join(map(str, header)) + "\n" + "\n".join(",".join(map(str, r)) for r in rows) + "\n")
+            if show_plots or save_path:
+                _plot(bench, header, rows, save_path, show_plots)
+        return tables if return_df else None
+
+
+def _plot(bench, header, rows, save_path, show):
+    try:
+        import matplotlib
+        if not show:
+            matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return  # tables only without matplotlib (an optional extra)
+    import os
+    fig, ax = plt.subplots()
+    xs = [r[0] for r in rows]
+    for j, name in enumerate(bench.line_names):
+        style = bench.styles[j] if bench.styles else None
+        ax.plot(xs, [r[len(bench.x_names) + j] for r in rows], label=name,
+                color=style[0] if style else None, linestyle=style[1] if style else None)
+    ax.set(xlabel=bench.xlabel or bench.x_names[0], ylabel=bench.ylabel, title=bench.plot_name)
+    if bench.x_log:
+        ax.set_xscale("log")
+    if bench.y_log:
+        ax.set_yscale("log")
+    ax.legend()
+    if save_path:
+        fig.savefig(os.path.join(save_path, f"{bench.plot_name}.png"))
+    if show:
+        plt.show()
+    plt.close(fig)
+
+
+def perf_report(benchmarks):
+    """Triton's `@triton.testing.perf_report(Benchmark(...))`."""
+    return lambda fn: Mark(fn, benchmarks)

@@ -322,3 +322,69 @@ def test_show_draws_the_tuning(tmp_path):
     assert main(["show", key[:8], "--cache-dir", str(tmp_path), "--plot", str(tmp_path / "t.png"),
                  "--knobs", "BLOCK_M", "BLOCK_N"]) == 0
     assert (tmp_path / "t.png").stat().st_size > 1000
+
+
+# ---------------------------------------------------------------- Triton's names
+def test_tritons_names_for_tuning_and_benchmarking(tmp_path, capsys):
+    import minitriton as triton
+    k = triton.autotune(configs=[triton.Config({"BLOCK_M": 16, "BLOCK_N": 32}, num_warps=4)], key=["M", "N"],
+                        warmup=5, rep=20, use_cuda_graph=True, do_bench=None, cache_results=False,
+                        cache_dir=tmp_path)(scale_kernel)
+    _run(k, 100)
+    assert TuningCache(tmp_path).entries() == []      # cache_results=False: nothing on disk
+    x = np.zeros((100, 256), np.float32)
+    with pytest.raises(ValueError, match="Conflicting meta-parameters: BLOCK_M"):
+        k[(1, 1)](x, x, 100, 256, BLOCK_M=16)
+    h = triton.heuristics({"BLOCK_N": lambda args: 64})(scale_kernel)
+    assert h is not None
+
+    def bench(M):
+        y = np.zeros((M, 256), np.float32)
+        return triton.testing.do_bench(lambda: scale_kernel[(mt.cdiv(M, 16), 8)](y, y, M, 256, BLOCK_M=16,
+                                                                                BLOCK_N=32))
+    small, large = bench(256), bench(4096)
+    assert 0 < small < large                          # milliseconds on HypoGPU, growing with the work
+    q = triton.testing.do_bench(lambda: scale_kernel[(1, 1)](x, x, 100, 256, BLOCK_M=16, BLOCK_N=32),
+                                quantiles=[0.5, 0.2, 0.8])
+    assert len(q) == 3 and q[1] <= q[0] <= q[2]
+
+    @triton.testing.perf_report(triton.testing.Benchmark(
+        x_names=["M"], x_vals=[256, 1024], line_arg="provider", line_vals=["mt"], line_names=["minitriton"],
+        plot_name="scale", args={}, ylabel="ms"))
+    def report(M, provider):
+        return bench(M)
+    report.run(print_data=True)
+    out = capsys.readouterr().out
+    assert "scale:" in out and "minitriton" in out and "1024" in out
+
+
+def test_check_configs_failures_say_how_far_against_which_bound_and_what_would_accept():
+    from minitriton.testing import check_configs
+    outputs = {1: np.array([[1.0, 2.0], [3.0, 4.0]], np.float32), 2: np.array([[1.0, 2.0], [3.0, 4.5]], np.float32)}
+    with pytest.raises(AssertionError) as e:
+        check_configs(lambda c: outputs[c], [1, 2], abs_tol=0.01)
+    text = str(e.value)
+    assert "worst at index (1, 1)" in text and "np." not in text       # plain ints
+    assert "0.5 apart > allowed" in text and "ulps=1" in text and "ulps >= " in text and "abs_tol >= 0.5" in text
+
+
+# ---------------------------------------------------------------- set-up
+def test_setup_installs_once_and_again_only_when_the_project_changes(tmp_path):
+    import shutil
+    for name in ("setup.cfg", "pyproject.toml"):
+        shutil.copy(os.path.join(ROOT, name), tmp_path / name)
+    (tmp_path / "bin").mkdir()
+    shutil.copy(os.path.join(ROOT, "bin", "setup-env"), tmp_path / "bin" / "setup-env")
+    fake = tmp_path / ".venv" / "bin" / "python"     # a stand-in interpreter that logs what it is asked
+    fake.parent.mkdir(parents=True)
+    fake.write_text(f"#!/bin/sh\necho \"$@\" >> {tmp_path / 'calls.log'}\n")
+    fake.chmod(0o755)
+
+    def setup():
+        subprocess.run(["bash", "-c", "source bin/setup-env"], cwd=tmp_path, check=True, timeout=60)
+        return (tmp_path / "calls.log").read_text().count("pip install") if (tmp_path / "calls.log").exists() else 0
+    assert setup() == 1
+    assert setup() == 1                               # the second run installs nothing
+    with open(tmp_path / "setup.cfg", "a") as f:
+        f.write("\n# a changed dependency list\n")
+    assert setup() == 2
