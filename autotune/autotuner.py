@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import inspect
 import os
+import warnings
 
 
 import minitriton as mt
@@ -77,7 +78,8 @@ def _buckets(bucket, key):
 class Autotuner:
     def __init__(self, fn, configs=None, key=(), prune_configs_by=None, reset_to_zero=None, restore_value=None,
                  pre_hook=None, post_hook=None, tuner=None, budget=None, space=None, device=None, seed=0,
-                 bucket=None, cache_dir=None, repeats=1, progress=None, cache_results=True):
+                 bucket=None, cache_dir=None, repeats=1, progress=None, cache_results=True, verify=None,
+                 verify_top=3, atol=None, rtol=None):
         if not hasattr(fn, "run") or not hasattr(fn, "arg_names"):
             raise TypeError(f"autotune must decorate a @minitriton.jit kernel (or @heuristics), got {fn!r}")
         self.fn = fn
@@ -132,6 +134,13 @@ class Autotuner:
         self.buckets = _buckets(bucket, self.keys)
         self._key_plan = [(k, self.arg_names.index(k), self.buckets.get(k)) for k in self.keys]
         self.cache_dir, self.progress, self.cache_results = cache_dir, progress, bool(cache_results)
+        if verify not in (None, False, True) and not callable(verify):
+            raise TypeError(f"{where}: verify= must be True (configs checked against each other) or a reference "
+                            f"function of the arguments returning {{name: expected array}}, got {verify!r}")
+        if isinstance(verify_top, bool) or not isinstance(verify_top, int) or verify_top < 1:
+            raise ValueError(f"{where}: verify_top= must be a positive int, got {verify_top!r}")
+        self.verify, self.verify_top, self.atol, self.rtol = verify, verify_top, atol, rtol
+        self.dropped = []              # (config, why) dropped by the last check of answers
         tuned = {k for c in (self.configs or []) for k in c.kwargs} | set(getattr(space, "names", ()) or ())
         self.tuned_names = frozenset(tuned - {"num_warps", "num_stages"})
         self.cache: dict = {}          # key -> (Config, its meta-parameters), this process
@@ -265,6 +274,7 @@ class Autotuner:
         if not cache_enabled() or not self.cache_results:
             result = tune(task, self.tuner, self.budget, self.seed, configs=configs, repeats=self.repeats,
                           key=ckey, progress=progress)
+            result.best_config = self._checked(result, all_args, grid)
             return self._finish(key, result, None)
         disk = self._disk_cache()
         with disk.lock(ckey):
@@ -275,13 +285,40 @@ class Autotuner:
             resume = [] if cache_refresh() else latest_per_config(disk.log.read(ckey))
             result = tune(task, self.tuner, self.budget, self.seed, configs=configs, repeats=self.repeats,
                           log=disk.log, key=ckey, resume=resume, progress=progress)
-            best = result.best_config
+            best = result.best_config = self._checked(result, all_args, grid)
             disk.put(ckey, dict(kernel=self.__name__, args=repr(key), device=repr(self.device), settings=settings,
                                 config={"kwargs": best.kwargs, "num_warps": best.num_warps,
                                         "num_stages": best.num_stages},
                                 time=result.best_time, measured=result.measured,
+                                dropped=[(str(c), why) for c, why in self.dropped],
                                 simulated_seconds=result.simulated_seconds))
         return self._finish(key, result, ckey)
+
+    def _checked(self, result, all_args, grid):
+        """With verify=: the fastest config among the top few whose numbers are right, run on the
+        CPU with the call's own arguments (Kernel Tuner's answer= check).  Wrong ones are dropped
+        with a warning saying where they differ; none is ever chosen."""
+        self.dropped = []
+        if not self.verify:
+            return result.best_config
+        from .records import latest_per_config
+        from .verify import check_answers
+        ranked = sorted((r for r in latest_per_config(result.history) if r.ok), key=lambda r: r.time)
+        top = [r.config for r in ranked[:self.verify_top]]
+        args = {k: v for k, v in all_args.items() if k in self.arg_names}
+
+        def run(cfg, copies):
+            self.fn.run(grid=grid, **copies, **cfg.all_kwargs())
+        reference = self.verify if callable(self.verify) else None
+        keep, self.dropped = check_answers(run, top, args, reference, self.atol, self.rtol)
+        for cfg, why in self.dropped:
+            warnings.warn(f"autotune({self.__name__}): config {cfg} computes different numbers ({why}); dropped",
+                          RuntimeWarning, stacklevel=4)
+        if not keep:
+            raise AssertionError(f"autotune({self.__name__}): none of the {len(top)} fastest configs computes the "
+                                 f"reference's numbers: " + "; ".join(f"{c}: {w}" for c, w in self.dropped))
+        result.best_time = next(r.time for r in ranked if r.config == keep[0])
+        return keep[0]
 
     def _finish(self, key, result, ckey):
         self.last_tuning = result
@@ -295,7 +332,7 @@ class Autotuner:
 def autotune(configs=None, key=(), prune_configs_by=None, reset_to_zero=None, restore_value=None, pre_hook=None,
              post_hook=None, warmup=None, rep=None, use_cuda_graph=False, do_bench=None, cache_results=True,
              tuner=None, budget=None, space=None, device=None, seed=0, bucket=None, cache_dir=None, repeats=1,
-             progress=None):
+             progress=None, verify=None, verify_top=3, atol=None, rtol=None):
     """Triton's `autotune` (configs, key, prune_configs_by, reset_to_zero, restore_value,
     pre_hook, post_hook; `warmup`, `rep`, `use_cuda_graph` and `do_bench` are accepted for ported
     code and have no effect: HypoGPU's Measurer times every config, simulated, with its own
@@ -303,13 +340,17 @@ def autotune(configs=None, key=(), prune_configs_by=None, reset_to_zero=None, re
     of the disk cache, as in Triton), plus
     `tuner` ("exhaustive" | "random" | "grid" | a Tuner class or object), `budget` (default: all
     configs for "exhaustive", 128 otherwise), `space`, `device`, `seed`, `bucket`, `cache_dir`,
-    `repeats` (timed repeats per measurement), `progress` (a progress bar on stderr).
+    `repeats` (timed repeats per measurement), `progress` (a progress bar on stderr), and
+    `verify` (True, or a reference function `args -> {name: expected}`): after tuning, the
+    `verify_top` fastest configs run on the CPU with the call's arguments and any whose output
+    arrays disagree (beyond `atol`/`rtol`, by default a few output ulps) is dropped, never chosen.
 
     Measuring traces launches, which write nothing: so `restore_value` has nothing to undo, and
     `reset_to_zero` arrays are zeroed once, before the real launch that follows a tuning."""
     def decorator(fn):
         return Autotuner(fn, configs, key, prune_configs_by, reset_to_zero, restore_value, pre_hook, post_hook,
-                         tuner, budget, space, device, seed, bucket, cache_dir, repeats, progress, cache_results)
+                         tuner, budget, space, device, seed, bucket, cache_dir, repeats, progress, cache_results,
+                         verify, verify_top, atol, rtol)
     return decorator
 
 

@@ -53,3 +53,80 @@ def run(name: str, shape: dict, n: int = 8, seed: int = 0) -> str:
         res = check_configs(lambda c: kernel(x, c), configs, ref, abs_tol=4 * shape["N"] * 2.0 ** -24 * ref)
     return (f"{name} {shape}: {len(configs)} configs agree (max {res.max_ulps_apart:.2f} ulps apart away from zero)\n\n"
             + res.table())
+
+
+# ---------------------------------------------------------------- @autotune(verify=...)
+def _tolerance(expected: np.ndarray, atol, rtol):
+    """The library's rule when none is given: a few output ulps, relative and scaled by the
+    array's largest magnitude (summation order changes with the config, near zero too)."""
+    eps = float(np.finfo(expected.dtype).eps) if expected.dtype.kind == "f" else 0.0
+    if rtol is None:
+        rtol = 8 * eps
+    if atol is None:
+        atol = 8 * eps * float(np.max(np.abs(expected.astype(np.float64)))) if expected.size else 0.0
+    return atol, rtol
+
+
+def _disagreement(got: dict, want: dict, atol, rtol):
+    """None when every array agrees, else (name, index, got, expected, allowed) of the worst."""
+    for name, w in want.items():
+        g = got[name]
+        if g.shape != w.shape:
+            return name, None, g.shape, w.shape, None
+        a, r = _tolerance(w, atol, rtol)
+        w64, g64 = w.astype(np.float64), g.astype(np.float64)
+        allowed = a + r * np.abs(w64)
+        diff = np.abs(g64 - w64)
+        bad = ~(diff <= allowed) & ~(np.isnan(g64) & np.isnan(w64))
+        if bad.any():
+            idx = tuple(int(i) for i in np.unravel_index(int(np.argmax(np.where(bad, diff - allowed, -np.inf))),
+                                                         diff.shape))
+            return name, idx, float(g64[idx]), float(w64[idx]), float(allowed[idx])
+    return None
+
+
+def check_answers(run, configs, args: dict, reference=None, atol=None, rtol=None):
+    """Run each config on copies of `args` (`run(config, args)` launches it) and keep those whose
+    output arrays agree: with `reference(args) -> {name: expected}`, or else with the largest
+    group of configs that agree with each other.  Returns (agreeing configs in the order given,
+    [(config, why)] for those dropped)."""
+    outputs = []
+    for cfg in configs:
+        copies = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in args.items()}
+        run(cfg, copies)
+        outputs.append({k: v for k, v in copies.items() if isinstance(v, np.ndarray)})
+    dropped = []
+    if reference is not None:
+        want = {k: np.asarray(v) for k, v in reference({k: (v.copy() if isinstance(v, np.ndarray) else v)
+                                                         for k, v in args.items()}).items()}
+        keep = []
+        for cfg, out in zip(configs, outputs):
+            why = _disagreement({k: out[k] for k in want}, want, atol, rtol)
+            (dropped.append((cfg, _explain(why, "the reference"))) if why else keep.append(cfg))
+        return keep, dropped
+    groups = []  # configs whose outputs agree with the group's first
+    for i, out in enumerate(outputs):
+        for g in groups:
+            if _disagreement(out, outputs[g[0]], atol, rtol) is None:
+                g.append(i)
+                break
+        else:
+            groups.append([i])
+    best = max(groups, key=len)
+    if len(groups) > 1 and sum(len(g) == len(best) for g in groups) > 1:
+        raise AssertionError(f"configs disagree and no majority decides: {[ [str(configs[i]) for i in g] for g in groups]}"
+                             f"; give verify=<reference function> to say which is right")
+    for g in groups:
+        if g is not best:
+            for i in g:
+                why = _disagreement(outputs[i], outputs[best[0]], atol, rtol)
+                dropped.append((configs[i], _explain(why, f"{len(best)} other config(s)")))
+    return [configs[i] for i in sorted(best)], dropped
+
+
+def _explain(why, against):
+    name, idx, got, want, allowed = why
+    if idx is None:
+        return f"'{name}' has shape {got}, {against} give {want}"
+    return (f"'{name}' at index {idx}: {got!r} where {against} give {want!r} "
+            f"({abs(got - want):.3g} apart > allowed {allowed:.3g}; atol=/rtol= change the tolerance)")

@@ -388,3 +388,46 @@ def test_setup_installs_once_and_again_only_when_the_project_changes(tmp_path):
     with open(tmp_path / "setup.cfg", "a") as f:
         f.write("\n# a changed dependency list\n")
     assert setup() == 2
+
+
+# ---------------------------------------------------------------- checked answers
+@mt.jit
+def strided_scale(x_ptr, y_ptr, M, N, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    """Right only when BLOCK_N == N: it strides rows by BLOCK_N (a bug some configs hide)."""
+    rows = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    cols = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
+    mask = (rows[:, None] < M) & (cols[None, :] < N)
+    offs = rows[:, None] * BLOCK_N + cols[None, :]
+    tl.store(y_ptr + rows[:, None] * N + cols[None, :], tl.load(x_ptr + offs, mask=mask) * 2, mask=mask)
+
+
+def _strided(k, M=64, N=128):
+    x = np.arange(M * N, dtype=np.float32).reshape(M, N)
+    y = np.zeros_like(x)
+    k[lambda meta: (mt.cdiv(M, meta["BLOCK_M"]), mt.cdiv(N, meta["BLOCK_N"]))](x, y, M, N)
+    return x, y
+
+
+def test_verify_drops_configs_whose_numbers_are_wrong(tmp_path):
+    configs = [Config({"BLOCK_M": bm, "BLOCK_N": bn}, num_warps=4, num_stages=1)
+               for bm in (16, 32) for bn in (32, 64, 128)]
+    k = autotune(configs=configs, key=["M", "N"], cache_dir=tmp_path, verify=lambda a: {"y_ptr": 2 * a["x_ptr"]},
+                 verify_top=len(configs))(strided_scale)
+    with pytest.warns(RuntimeWarning, match="computes different numbers") as caught:
+        x, y = _strided(k)
+    np.testing.assert_array_equal(y, 2 * x)
+    assert k.best_config.kwargs["BLOCK_N"] == 128
+    assert sorted(c.kwargs["BLOCK_N"] for c, _ in k.dropped) == [32, 32, 64, 64]
+    assert any("'y_ptr' at index (" in str(w.message) for w in caught)
+    entry = TuningCache(tmp_path).entries()[0]
+    assert len(entry["dropped"]) == 4 and entry["config"]["kwargs"]["BLOCK_N"] == 128
+
+
+def test_verify_without_a_reference_trusts_the_majority(tmp_path):
+    configs = [Config({"BLOCK_M": bm, "BLOCK_N": 128}, num_warps=4, num_stages=1) for bm in (16, 32, 64)]
+    configs.append(Config({"BLOCK_M": 16, "BLOCK_N": 32}, num_warps=4, num_stages=1))
+    k = autotune(configs=configs, key=["M", "N"], cache_dir=tmp_path, verify=True, verify_top=4)(strided_scale)
+    with pytest.warns(RuntimeWarning, match="BLOCK_N: 32"):
+        x, y = _strided(k)
+    np.testing.assert_array_equal(y, 2 * x)
+    assert [c.kwargs["BLOCK_N"] for c, _ in k.dropped] == [32]
