@@ -291,8 +291,36 @@ class Autotuner:
                                         "num_stages": best.num_stages},
                                 time=result.best_time, measured=result.measured,
                                 dropped=[(str(c), why) for c, why in self.dropped],
-                                simulated_seconds=result.simulated_seconds))
+                                simulated_seconds=result.simulated_seconds, call=self._call_record(all_args, grid,
+                                                                                                   result)))
         return self._finish(key, result, ckey)
+
+    def _call_record(self, all_args, grid, result, top=5):
+        """How to call the kernel again (`python -m autotune verify KEY`): where it lives, each
+        argument (arrays by shape and dtype, scalars by value) and the grid of the fastest configs."""
+        from .records import latest_per_config
+        fn = self
+        while hasattr(fn, "fn") and not hasattr(fn, "cache_key"):
+            fn = fn.fn
+        args = {}
+        for k in self.arg_names:
+            if k not in all_args:
+                continue  # a meta-parameter the configs supply
+            v = all_args[k]
+            if hasattr(v, "shape") and hasattr(v, "dtype"):
+                args[k] = {"shape": list(v.shape), "dtype": str(v.dtype)}
+            elif isinstance(v, (bool, int, float, str)) or v is None:
+                args[k] = {"value": v}
+            else:
+                return None  # an argument that cannot be written down: no re-run from the cache
+        grids = []
+        for r in sorted((r for r in latest_per_config(result.history) if r.ok), key=lambda r: r.time)[:top]:
+            g = grid(dict(all_args, **r.config.all_kwargs())) if callable(grid) else grid
+            g = (g,) if isinstance(g, int) else tuple(int(x) for x in g)
+            grids.append({"kwargs": r.config.kwargs, "num_warps": r.config.num_warps,
+                          "num_stages": r.config.num_stages, "grid": list(g)})
+        return {"module": getattr(fn, "__module__", None), "name": getattr(getattr(fn, "fn", fn), "__qualname__", None),
+                "decorated": self.__name__, "args": args, "configs": grids}
 
     def _checked(self, result, all_args, grid):
         """With verify=: the fastest config among the top few whose numbers are right, run on the

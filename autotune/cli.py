@@ -4,7 +4,7 @@
   show KEY             one entry and its whole tuning (a key prefix is enough)
   export [-o FILE]     every entry as JSON
   clear [KEY]          remove one entry (by prefix) or all of them (--records: the measurements too)
-  verify KERNEL        run a library kernel under several configs and check they agree
+  verify KERNEL|KEY    run a library kernel, or a cached entry's kernel, under several configs: they must agree
   demo                 tune the library matmul on the lecture's shapes and check its numbers
 
 Errors are one line on stderr (exit status 1); options may come before or after the command.
@@ -100,7 +100,13 @@ def _shape(text):
 
 def cmd_verify(args):
     from . import verify
-    print(verify.run(args.kernel, args.shape, args.configs, args.seed))
+    if args.kernel in verify.LIBRARY:
+        if args.shape is None:
+            raise CommandError(f"verify {args.kernel} needs --shape, e.g. --shape M=200,N=300,K=100")
+        print(verify.run(args.kernel, args.shape, args.configs, args.seed))
+        return
+    cache = TuningCache(args.cache_dir)
+    print(verify.run_entry(_entry(cache, args.kernel), cache.log.read(), args.configs, args.seed))
 
 
 def cmd_demo(args):
@@ -133,8 +139,9 @@ def main(argv=None):
     s.add_argument("--records", action="store_true", help="also delete the measurement records (resume data)")
     s.set_defaults(fn=cmd_clear)
     s = sub.add_parser("verify", parents=[common])
-    s.add_argument("kernel", choices=["matmul", "row_sum", "softmax"])
-    s.add_argument("--shape", type=_shape, required=True)
+    s.add_argument("kernel", metavar="KERNEL_OR_KEY",
+                   help="matmul, row_sum or softmax (with --shape), or a cache key (prefix): its kernel re-run")
+    s.add_argument("--shape", type=_shape)
     s.add_argument("--configs", type=int, default=8)
     s.add_argument("--seed", type=int, default=0)
     s.set_defaults(fn=cmd_verify)

@@ -6,8 +6,10 @@ import numpy as np
 from minitriton.testing import check_configs, accumulation_bound
 from minitriton.hypogpu import Measurer
 from .task import Task
+from .space import Config
 
 MAX_BYTES = 4 << 30  # arrays verify may allocate on the CPU
+LIBRARY = ("matmul", "row_sum", "softmax")
 
 
 def _legal(kernel, shape, n, rng):
@@ -130,3 +132,47 @@ def _explain(why, against):
         return f"'{name}' has shape {got}, {against} give {want}"
     return (f"'{name}' at index {idx}: {got!r} where {against} give {want!r} "
             f"({abs(got - want):.3g} apart > allowed {allowed:.3g}; atol=/rtol= change the tolerance)")
+
+
+def _kernel_of(call: dict):
+    """The jitted kernel a cache entry was tuned for, imported from where it lives."""
+    import importlib
+    if not call or not call.get("module") or call["module"] == "__main__":
+        raise ValueError("this entry's kernel cannot be imported (it was defined in a script's __main__ or "
+                         "before entries recorded their call); re-run the script instead")
+    obj = importlib.import_module(call["module"])
+    for part in call["name"].split("."):
+        obj = getattr(obj, part)
+    while hasattr(obj, "fn") and not hasattr(obj, "cache_key"):
+        obj = obj.fn
+    return obj
+
+
+def run_entry(entry: dict, records: list, n: int = 8, seed: int = 0) -> str:
+    """Re-run a cached entry's kernel (a user kernel too) on random arguments of the recorded
+    shapes and dtypes under its fastest configs, and check that they agree."""
+    call = entry.get("call")
+    kernel = _kernel_of(call)
+    rng = np.random.default_rng(seed)
+    args = {}
+    for name, a in call["args"].items():
+        if "value" in a:
+            args[name] = a["value"]
+            continue
+        dt = np.dtype(a["dtype"]) if a["dtype"] != "bfloat16" else None
+        if dt is None or int(np.prod(a["shape"])) * dt.itemsize > MAX_BYTES:
+            raise ValueError(f"argument '{name}' ({a['shape']} {a['dtype']}) cannot be rebuilt here")
+        # floats random; integers zero (they may be indices, and 0 is valid for any of them)
+        args[name] = (rng.standard_normal(a["shape"]).astype(dt) if dt.kind == "f" else np.zeros(a["shape"], dt))
+    configs = [(Config(c["kwargs"], num_warps=c["num_warps"], num_stages=c["num_stages"]), tuple(c["grid"]))
+               for c in call["configs"][:n]]
+    if len(configs) < 2:
+        raise ValueError("the entry recorded fewer than two configs that ran: nothing to compare")
+    grids = dict(configs)
+
+    def run(cfg, copies):
+        kernel[grids[cfg]](**copies, **cfg.all_kwargs())
+    keep, dropped = check_answers(run, [c for c, _ in configs], args)
+    lines = [f"{entry['kernel']}{entry['args']}: {len(keep)} of {len(configs)} configs agree"]
+    lines += [f"  agrees:   {c}" for c in keep] + [f"  DIFFERS:  {c}: {why}" for c, why in dropped]
+    return "\n".join(lines)

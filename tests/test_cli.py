@@ -93,3 +93,24 @@ def test_export_into_a_closed_pipe_is_quiet(tmp_path):
     shell = subprocess.run(f"{sys.executable} -m autotune --cache-dir {tmp_path} export | head -c 10",
                            shell=True, capture_output=True, text=True, timeout=120)
     assert shell.stdout.startswith("[") and shell.stderr == "", shell.stderr
+
+
+def test_verify_reruns_a_cached_user_kernel(tmp_path, capsys):
+    _call(make(tmp_path), 100)
+    from autotune.cache import TuningCache
+    key = TuningCache(tmp_path).entries()[0]["key"]
+    assert main(["verify", key[:10], "--cache-dir", str(tmp_path)]) == 0
+    assert "5 of 5 configs agree" in capsys.readouterr().out
+
+
+def test_verify_finds_a_cached_kernel_that_is_wrong_for_some_configs(tmp_path, capsys):
+    from autotune import autotune, Config
+    from autotune.cache import TuningCache
+    from tests.test_faults import strided_scale, _strided
+    configs = [Config({"BLOCK_M": bm, "BLOCK_N": bn}, num_warps=4, num_stages=1) for bm in (16, 32) for bn in (64, 128)]
+    configs.append(Config({"BLOCK_M": 64, "BLOCK_N": 128}, num_warps=4, num_stages=1))
+    _strided(autotune(configs=configs, key=["M", "N"], cache_dir=tmp_path)(strided_scale))
+    key = TuningCache(tmp_path).entries()[0]["key"]
+    assert main(["verify", key, "--cache-dir", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "3 of 5 configs agree" in out and out.count("DIFFERS") == 2 and "BLOCK_N: 64" in out
