@@ -315,8 +315,11 @@ class Autotuner:
                 return None  # an argument that cannot be written down: no re-run from the cache
         grids = []
         for r in sorted((r for r in latest_per_config(result.history) if r.ok), key=lambda r: r.time)[:top]:
-            g = grid(dict(all_args, **r.config.all_kwargs())) if callable(grid) else grid
-            g = (g,) if isinstance(g, int) else tuple(int(x) for x in g)
+            try:  # (a grid may need meta-parameters that @heuristics adds at launch: then no record)
+                g = grid(dict(all_args, **r.config.all_kwargs())) if callable(grid) else grid
+                g = (g,) if isinstance(g, int) else tuple(int(x) for x in g)
+            except (KeyError, TypeError, ValueError):
+                return None
             grids.append({"kwargs": r.config.kwargs, "num_warps": r.config.num_warps,
                           "num_stages": r.config.num_stages, "grid": list(g)})
         return {"module": getattr(fn, "__module__", None), "name": getattr(getattr(fn, "fn", fn), "__qualname__", None),
