@@ -114,3 +114,13 @@ def test_verify_finds_a_cached_kernel_that_is_wrong_for_some_configs(tmp_path, c
     assert main(["verify", key, "--cache-dir", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "3 of 5 configs agree" in out and out.count("DIFFERS") == 2 and "BLOCK_N: 64" in out
+
+
+def test_clear_keeps_the_records_unless_asked(tmp_path, capsys):
+    from autotune.cache import TuningCache
+    _call(make(tmp_path), 100)
+    assert main(["clear", "--cache-dir", str(tmp_path)]) == 0
+    cache = TuningCache(tmp_path)
+    assert cache.entries() == [] and len(cache.log.read()) == len(CONFIGS)   # resume data kept
+    assert main(["clear", "--records", "--cache-dir", str(tmp_path)]) == 0
+    assert TuningCache(tmp_path).log.read() == []
