@@ -79,7 +79,7 @@ def tune(task, tuner="random", budget: int | None = None, seed: int = 0, measure
     if measurer is None:
         from minitriton.hypogpu import Measurer
         measurer = Measurer(task.device, seed=seed)
-    search = make_tuner(tuner, space=task.space, configs=configs, seed=seed)
+    search = make_tuner(tuner, space=task.space, configs=configs, seed=seed, task=task)
     pending = {r.config: r for r in latest_per_config(list(resume))}
     history = []
     limit = budget if budget is not None else (len(configs) if configs is not None else task.space.size)
@@ -99,7 +99,8 @@ def tune(task, tuner="random", budget: int | None = None, seed: int = 0, measure
                     getattr(measurer, "replay", lambda samples: None)(r.samples)
                 else:
                     m = measurer.measure(task, cfg, repeats=repeats)
-                    r = Record(cfg, m.samples, m.error, m.cost, kernel=task.name, key=key, device=repr(task.device))
+                    r = Record(cfg, m.samples, m.error, m.cost, kernel=task.name, key=key, device=repr(task.device),
+                               shape=dict(getattr(task, "shape", {}) or {}))
                     if log is not None:
                         log.append(r)
                 done.append(r)

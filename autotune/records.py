@@ -19,6 +19,7 @@ class Record:
     kernel: str = ""
     key: str = ""                 # the (bucketed) tuning key, as text
     device: str = ""
+    shape: dict = dataclasses.field(default_factory=dict)  # the task's shape (transfer learning needs it)
 
     @property
     def time(self) -> float:
@@ -36,7 +37,8 @@ class Record:
         c = self.config
         return json.dumps({"kernel": self.kernel, "key": self.key, "device": self.device,
                            "config": {"kwargs": c.kwargs, "num_warps": c.num_warps, "num_stages": c.num_stages},
-                           "samples": self.samples, "error": self.error, "cost": self.cost}, sort_keys=True)
+                           "samples": self.samples, "error": self.error, "cost": self.cost, "shape": self.shape},
+                          sort_keys=True, default=str)
 
     @classmethod
     def from_json(cls, line: str) -> "Record":
@@ -44,7 +46,7 @@ class Record:
         c = d["config"]
         return cls(Config(c["kwargs"], num_warps=c["num_warps"], num_stages=c["num_stages"]), list(d["samples"]),
                    d.get("error"), float(d.get("cost", 0.0)), d.get("kernel", ""), d.get("key", ""),
-                   d.get("device", ""))
+                   d.get("device", ""), dict(d.get("shape") or {}))
 
 
 def latest_per_config(records) -> list:

@@ -10,23 +10,27 @@ from .base import Tuner
 from .exhaustive import ExhaustiveTuner
 from .random import RandomTuner
 from .grid import GridTuner
+from .autotvm import AutoTVMTuner
 
-TUNERS = {"exhaustive": ExhaustiveTuner, "random": RandomTuner, "grid": GridTuner}
+TUNERS = {"exhaustive": ExhaustiveTuner, "random": RandomTuner, "grid": GridTuner, "autotvm": AutoTVMTuner}
 
 
-def make_tuner(tuner, space=None, configs=None, seed: int = 0) -> Tuner:
+def make_tuner(tuner, space=None, configs=None, seed: int = 0, task=None) -> Tuner:
     """A fresh tuner for one search: from its name, a Tuner subclass, or a Tuner object
-    (copied, so that one object can serve many keys)."""
+    (copied, so that one object can serve many keys).  `task`: what is being tuned, for tuners
+    that look at it (AutoTVM's program features)."""
     if isinstance(tuner, Tuner):
         fresh = copy.deepcopy(tuner)
         if fresh.space is None and fresh.configs is None:
             fresh.space, fresh.configs = space, [as_config(c) for c in configs] if configs is not None else None
-        return fresh
-    if isinstance(tuner, type) and issubclass(tuner, Tuner):
-        return tuner(space=space, configs=configs, seed=seed)
-    if not isinstance(tuner, str) or tuner not in TUNERS:
+    elif isinstance(tuner, type) and issubclass(tuner, Tuner):
+        fresh = tuner(space=space, configs=configs, seed=seed)
+    elif not isinstance(tuner, str) or tuner not in TUNERS:
         raise ValueError(f"tuner must be one of {sorted(TUNERS)} or a Tuner object, got {tuner!r}")
-    return TUNERS[tuner](space=space, configs=configs, seed=seed)
+    else:
+        fresh = TUNERS[tuner](space=space, configs=configs, seed=seed)
+    fresh.task = task
+    return fresh
 
 
-__all__ = ["Tuner", "ExhaustiveTuner", "RandomTuner", "GridTuner", "TUNERS", "make_tuner"]
+__all__ = ["Tuner", "ExhaustiveTuner", "RandomTuner", "GridTuner", "AutoTVMTuner", "TUNERS", "make_tuner"]

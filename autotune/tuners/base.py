@@ -12,6 +12,7 @@ class Tuner:
         self.configs = [as_config(c) for c in configs] if configs is not None else None
         self.seed = seed
         self.seen: set = set()
+        self.task = None  # set by make_tuner: what is being tuned
 
     def settings(self) -> dict:
         """What identifies this tuner's search (part of the cache key)."""

@@ -1,0 +1,73 @@
+"""The learned cost model of AutoTVM (and Ansor): gradient-boosted trees (XGBoost) from a
+config's features to its throughput, trained as measurements arrive.
+
+Objectives: `rank` (pairwise ranking, AutoTVM's default: only the order of configs matters to
+a search) and `reg` (regression on throughput normalised to [0, 1] per task).  Failed configs
+are training data with throughput 0.  `base` is a model trained on other tasks' records
+(transfer learning): this model then learns the residual on top of its predictions
+(f = f_global + f_local, through XGBoost's base margin).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+OBJECTIVES = {"rank": "rank:pairwise", "reg": "reg:squarederror"}
+
+
+def throughput(times: np.ndarray) -> np.ndarray:
+    """1 / time, normalised to [0, 1] (failed configs, with infinite time, get 0)."""
+    t = np.asarray(times, np.float64)
+    y = np.where(np.isfinite(t) & (t > 0), 1.0 / np.where(np.isfinite(t) & (t > 0), t, 1.0), 0.0)
+    top = y.max() if y.size else 0.0
+    return y / top if top > 0 else y
+
+
+class CostModel:
+    TREE = {"max_depth": 3, "eta": 0.3, "min_child_weight": 1}  # AutoTVM's settings (xgboost_cost_model.py)
+
+    def __init__(self, objective: str = "rank", seed: int = 0, base: "CostModel | None" = None, rounds: int = 200):
+        if objective not in OBJECTIVES:
+            raise ValueError(f"objective must be one of {sorted(OBJECTIVES)}, got {objective!r}")
+        self.objective, self.seed, self.base, self.rounds = objective, seed, base, rounds
+        self.booster = None
+
+    def _params(self):
+        # AutoTVM's tree settings (xgboost_cost_model.py): shallow trees, fast learning rate
+        params = {"gamma": 1e-4, "subsample": 1.0, "lambda": 1.0, "alpha": 0.0, **self.TREE,
+                  "objective": OBJECTIVES[self.objective], "nthread": 1, "seed": self.seed, "verbosity": 0}
+        if self.objective == "rank":
+            # pairs drawn across the whole task, as AutoTVM's pairwise loss sees them (XGBoost's
+            # newer default only pairs the top of each list)
+            params.update(lambdarank_pair_method="mean", lambdarank_num_pair_per_sample=8)
+        return params
+
+    def fit(self, x: np.ndarray, y: np.ndarray, groups=None) -> "CostModel":
+        """`groups`: sizes of consecutive runs of rows from one task (ranking is within a task;
+        throughputs are normalised per task by the caller)."""
+        import xgboost as xgb
+        x, y = np.asarray(x, np.float32), np.asarray(y, np.float32)
+        data = xgb.DMatrix(x, label=y)
+        if self.base is not None and self.base.trained:
+            data.set_base_margin(self.base.margin(x))
+        if self.objective == "rank":
+            data.set_group(list(groups) if groups is not None else [len(y)])
+        self.booster = xgb.train(self._params(), data, num_boost_round=self.rounds)
+        return self
+
+    @property
+    def trained(self) -> bool:
+        return self.booster is not None or (self.base is not None and self.base.trained)
+
+    def margin(self, x: np.ndarray) -> np.ndarray:
+        """Raw scores (higher is faster), base model included."""
+        import xgboost as xgb
+        x = np.asarray(x, np.float32)
+        base = self.base.margin(x) if self.base is not None and self.base.trained else None
+        if self.booster is None:
+            return base if base is not None else np.zeros(len(x), np.float32)
+        data = xgb.DMatrix(x)
+        if base is not None:
+            data.set_base_margin(base)
+        return self.booster.predict(data, output_margin=True)
+
+    predict = margin
