@@ -79,7 +79,7 @@ class Autotuner:
     def __init__(self, fn, configs=None, key=(), prune_configs_by=None, reset_to_zero=None, restore_value=None,
                  pre_hook=None, post_hook=None, tuner=None, budget=None, space=None, device=None, seed=0,
                  bucket=None, cache_dir=None, repeats=1, progress=None, cache_results=True, verify=None,
-                 verify_top=3, atol=None, rtol=None):
+                 verify_top=3, atol=None, rtol=None, transfer=True):
         if not hasattr(fn, "run") or not hasattr(fn, "arg_names"):
             raise TypeError(f"autotune must decorate a @minitriton.jit kernel (or @heuristics), got {fn!r}")
         self.fn = fn
@@ -140,6 +140,7 @@ class Autotuner:
         if isinstance(verify_top, bool) or not isinstance(verify_top, int) or verify_top < 1:
             raise ValueError(f"{where}: verify_top= must be a positive int, got {verify_top!r}")
         self.verify, self.verify_top, self.atol, self.rtol = verify, verify_top, atol, rtol
+        self.transfer = bool(transfer)
         self.dropped = []              # (config, why) dropped by the last check of answers
         tuned = {k for c in (self.configs or []) for k in c.kwargs} | set(getattr(space, "names", ()) or ())
         self.tuned_names = frozenset(tuned - {"num_warps", "num_stages"})
@@ -232,7 +233,9 @@ class Autotuner:
             if self.post_hook is not None:
                 self.post_hook(full, None)
 
-        return Task(self.fn, device=self.device, space=self.space, launch=launch, name=f"{self.__name__}{key}")
+        shape = {k: at[k] for k in self.keys if isinstance(at.get(k), (int, float)) and not isinstance(at.get(k), bool)}
+        return Task(self.fn, device=self.device, space=self.space, launch=launch, name=f"{self.__name__}{key}",
+                    **shape)
 
     def _tuning_task(self, key, all_args, grid, configs):
         """The task a key is tuned on: at the bucket's value of each bucketed argument, unless
@@ -283,8 +286,8 @@ class Autotuner:
                 cfg = entry["config"]
                 return Config(cfg["kwargs"], num_warps=cfg["num_warps"], num_stages=cfg["num_stages"])
             resume = [] if cache_refresh() else latest_per_config(disk.log.read(ckey))
-            result = tune(task, self.tuner, self.budget, self.seed, configs=configs, repeats=self.repeats,
-                          log=disk.log, key=ckey, resume=resume, progress=progress)
+            result = tune(task, self._search(disk, task), self.budget, self.seed, configs=configs,
+                          repeats=self.repeats, log=disk.log, key=ckey, resume=resume, progress=progress)
             best = result.best_config = self._checked(result, all_args, grid)
             disk.put(ckey, dict(kernel=self.__name__, args=repr(key), device=repr(self.device), settings=settings,
                                 config={"kwargs": best.kwargs, "num_warps": best.num_warps,
@@ -325,6 +328,16 @@ class Autotuner:
         return {"module": getattr(fn, "__module__", None), "name": getattr(getattr(fn, "fn", fn), "__qualname__", None),
                 "decorated": self.__name__, "args": args, "configs": grids}
 
+    def _search(self, disk, task):
+        """The tuner for one key: AutoTVM learns from this kernel's earlier keys by default
+        (transfer learning: a kernel tuned at M=512 helps at M=1024); `transfer=False` stops it."""
+        if self.tuner != "autotvm" or not self.transfer:
+            return self.tuner
+        from .tuners import AutoTVMTuner
+        here = task.name.split("(", 1)[0]
+        earlier = [r for r in disk.log.read() if r.kernel.split("(", 1)[0] == here and r.kernel != task.name]
+        return AutoTVMTuner(seed=self.seed, transfer=earlier) if earlier else self.tuner
+
     def _checked(self, result, all_args, grid):
         """With verify=: the fastest config among the top few whose numbers are right, run on the
         CPU with the call's own arguments (Kernel Tuner's answer= check).  Wrong ones are dropped
@@ -363,7 +376,7 @@ class Autotuner:
 def autotune(configs=None, key=(), prune_configs_by=None, reset_to_zero=None, restore_value=None, pre_hook=None,
              post_hook=None, warmup=None, rep=None, use_cuda_graph=False, do_bench=None, cache_results=True,
              tuner=None, budget=None, space=None, device=None, seed=0, bucket=None, cache_dir=None, repeats=1,
-             progress=None, verify=None, verify_top=3, atol=None, rtol=None):
+             progress=None, verify=None, verify_top=3, atol=None, rtol=None, transfer=True):
     """Triton's `autotune` (configs, key, prune_configs_by, reset_to_zero, restore_value,
     pre_hook, post_hook; `warmup`, `rep`, `use_cuda_graph` and `do_bench` are accepted for ported
     code and have no effect: HypoGPU's Measurer times every config, simulated, with its own
@@ -375,13 +388,15 @@ def autotune(configs=None, key=(), prune_configs_by=None, reset_to_zero=None, re
     `verify` (True, or a reference function `args -> {name: expected}`): after tuning, the
     `verify_top` fastest configs run on the CPU with the call's arguments and any whose output
     arrays disagree (beyond `atol`/`rtol`, by default a few output ulps) is dropped, never chosen.
+    With `tuner="autotvm"`, the records of this kernel's earlier keys train a global model first
+    (`transfer=False` turns that off).
 
     Measuring traces launches, which write nothing: so `restore_value` has nothing to undo, and
     `reset_to_zero` arrays are zeroed once, before the real launch that follows a tuning."""
     def decorator(fn):
         return Autotuner(fn, configs, key, prune_configs_by, reset_to_zero, restore_value, pre_hook, post_hook,
                          tuner, budget, space, device, seed, bucket, cache_dir, repeats, progress, cache_results,
-                         verify, verify_top, atol, rtol)
+                         verify, verify_top, atol, rtol, transfer)
     return decorator
 
 

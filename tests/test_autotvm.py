@@ -111,3 +111,28 @@ def test_the_decorator_tunes_a_traced_kernel_with_knob_features(tmp_path):
     with pytest.warns(RuntimeWarning, match="knob features"):
         _run(k, 100)
     assert k.last_tuning.measured == 6
+
+
+def test_the_decorator_learns_from_its_earlier_keys(tmp_path, monkeypatch):
+    from tests.test_faults import scale_kernel, CONFIGS, _run
+    import autotune.tuners.autotvm as atvm
+    built = []
+    real = atvm.AutoTVMTuner._transfer_model
+
+    def spy(self):
+        model = real(self)
+        built.append(model is not None)
+        return model
+    monkeypatch.setattr(atvm.AutoTVMTuner, "_transfer_model", spy)
+    k = autotune(configs=CONFIGS, key=["M", "N"], cache_dir=tmp_path, tuner="autotvm", budget=8)(scale_kernel)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        _run(k, 100)                     # M bucket 128: nothing earlier to learn from
+        _run(k, 300)                     # M bucket 512: learns from the 128 tuning
+    assert built == [True]
+    off = autotune(configs=CONFIGS, key=["M", "N"], cache_dir=tmp_path, tuner="autotvm", budget=8,
+                   transfer=False)(scale_kernel)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        _run(off, 600)
+    assert built == [True]

@@ -320,8 +320,10 @@ class AutoTVMTuner(Tuner):
         here = _kernel_name(getattr(self.task, "name", ""))
         groups, xs, ys, skipped = {}, [], [], 0
         for r in records:
-            if _kernel_name(r.kernel) != here or not r.shape or (self.task is not None and
-                                                                  dict(r.shape) == dict(self.task.shape)):
+            if _kernel_name(r.kernel) != here or (self.task is not None and r.kernel == self.task.name):
+                skipped += 1  # another kernel, or this very task (its own records are resume data)
+                continue
+            if self.program and not r.shape:
                 skipped += 1
                 continue
             groups.setdefault(tuple(sorted(r.shape.items())), []).append(r)
