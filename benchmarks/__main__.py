@@ -1,8 +1,10 @@
 """`python -m benchmarks [--quick] [--update-readme]`: run every benchmark in turn."""
 import sys
 
-from benchmarks import executor, tutorials, landscape, profiles, dispatch, config_list, cross_shape, dynamic_m
+from benchmarks import (executor, tutorials, landscape, profiles, dispatch, config_list, cross_shape, dynamic_m,
+                        search_curves, cost_model)
 
-for module in (executor, tutorials, landscape, profiles, dispatch, config_list, cross_shape, dynamic_m):
+for module in (executor, tutorials, landscape, profiles, dispatch, config_list, cross_shape, dynamic_m, search_curves,
+               cost_model):
     print(f"\n## {module.__name__}\n")
     module.main(sys.argv[1:])
