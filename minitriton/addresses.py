@@ -183,12 +183,7 @@ def _lanes(pointer, m, what, rows=None):
     off = np.broadcast_to(off, (rows,) + off.shape[1:])
     m = np.ones(off.shape, bool) if m is None else np.broadcast_to(m, off.shape)
     slot, elem = decode(off)
-    sp = pointer.buf.space
-    for s in np.unique(slot[m]):
-        sel = m & (slot == s)
-        if s == 0:
-            raise _unknown(pointer, sel, what)
-        buf = sp.slots[s]
+    for sel, buf in _by_slot(pointer, slot, m, what):
         e = elem[sel] + buf.origin
         if ((e < buf.lo) | (e >= buf.hi)).any():
             from .memory import OutOfBoundsError
@@ -196,6 +191,16 @@ def _lanes(pointer, m, what, rows=None):
                                    f"of bounds of {buf.name}; mask the access or fix the offsets. The launch "
                                    f"wrote nothing.")
     return slot, elem, m
+
+
+def _by_slot(pointer, slot, on, what):
+    """(lanes, array) for each array the running lanes address; an address in none is an error."""
+    sp = pointer.buf.space
+    for s in np.unique(slot[on]):
+        sel = on & (slot == s)
+        if s == 0:
+            raise _unknown(pointer, sel, what)
+        yield sel, sp.slots[s]
 
 
 def _unknown(pointer, sel, what):
@@ -219,12 +224,7 @@ def _row_blocks(pointer, m, what, rows=1):
     on = np.ones(n, bool) if m is None else np.broadcast_to(m.reshape(-1), (n,))
     slot, base = decode(np.broadcast_to(c, (n,)))
     span = sum(s * (k - 1) for s, k in zip(steps, shape))
-    sp = pointer.buf.space
-    for s in np.unique(slot[on]):
-        sel = on & (slot == s)
-        if s == 0:
-            raise _unknown(pointer, sel, what)
-        buf = sp.slots[s]
+    for sel, buf in _by_slot(pointer, slot, on, what):
         b = base[sel] + buf.origin
         if b.min() < buf.lo or b.max() + span >= buf.hi:
             return None  # some lane is out of bounds: the lane-by-lane path says which

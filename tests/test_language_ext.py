@@ -7,13 +7,7 @@ import pytest
 
 import minitriton as mt
 import minitriton.language as tl
-
-
-def both(run):
-    first = run()
-    with mt.one_program_at_a_time():
-        second = run()
-    return first, second
+from tests.test_semantics import both
 
 
 # ---------------------------------------------------------------- combine functions
