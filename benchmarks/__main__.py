@@ -2,9 +2,9 @@
 import sys
 
 from benchmarks import (executor, tutorials, landscape, profiles, dispatch, config_list, cross_shape, dynamic_m,
-                        search_curves, cost_model)
+                        search_curves, transfer, cost_model)
 
 for module in (executor, tutorials, landscape, profiles, dispatch, config_list, cross_shape, dynamic_m, search_curves,
-               cost_model):
+               transfer, cost_model):
     print(f"\n## {module.__name__}\n")
     module.main(sys.argv[1:])
