@@ -47,9 +47,10 @@ def resources(p: Profile, spec: Spec = A100):
                       np.where(smem > spec.smem_per_block, SMEM,
                                np.where(regs > 2.0 * reg_cap, REGS, OK)))
     by_smem = np.where(smem > 0, np.floor(spec.smem_per_sm / np.maximum(smem, 1.0)), np.inf)
-    blocks = np.minimum.reduce([np.full(np.shape(threads), float(spec.max_blocks_per_sm)),
-                                np.floor(spec.max_threads_per_sm / threads),
-                                np.floor(spec.regs_per_sm / (alloc * threads)), by_smem])
+    # (np.minimum pairwise, not .reduce over a list: the limits may be arrays of different
+    # shapes, e.g. a follow-on launch with scalar warps but per-config registers)
+    blocks = np.minimum(np.minimum(float(spec.max_blocks_per_sm), np.floor(spec.max_threads_per_sm / threads)),
+                        np.minimum(np.floor(spec.regs_per_sm / (alloc * threads)), by_smem))
     return np.maximum(blocks, 1.0), reason, alloc, spilled
 
 
