@@ -60,14 +60,11 @@ class CostModel:
 
     def margin(self, x: np.ndarray) -> np.ndarray:
         """Raw scores (higher is faster), base model included."""
-        import xgboost as xgb
         x = np.asarray(x, np.float32)
         base = self.base.margin(x) if self.base is not None and self.base.trained else None
         if self.booster is None:
             return base if base is not None else np.zeros(len(x), np.float32)
-        data = xgb.DMatrix(x)
-        if base is not None:
-            data.set_base_margin(base)
-        return self.booster.predict(data, output_margin=True)
+        # straight from the array (no DMatrix copy): a fifth faster on a whole space
+        return self.booster.inplace_predict(x, predict_type="margin", base_margin=base)
 
     predict = margin
