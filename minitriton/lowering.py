@@ -203,6 +203,15 @@ class _Lower(ast.NodeTransformer):
             tail.append(_if(_attr(loop, "narrowed"), [_assign_back(reads, _method(loop, "restore_reads"))]))
         return tail
 
+    def _loop_start(self, loop, names, reads, narrowable, body):
+        """The statement that makes the loop's context, and its body lowered inside it."""
+        self.loops.append((loop, names))
+        lowered = self.block(body)
+        self.loops.pop()
+        start = ast.Assign(targets=[ast.Name(loop, ast.Store())],
+                           value=_call("Loop", _strs(names), _strs(reads), narrowable))
+        return start, lowered
+
     def _reads(self, nodes):
         """The kernel's own variables a loop reads but never assigns (narrowing moves them)."""
         assigned = set(_assigned(nodes))
@@ -233,12 +242,9 @@ class _Lower(ast.NodeTransformer):
         reads = self._reads(node.body + [node.test])
         narrowable = ast.Constant(self._narrowable(node.body))
         test = self.visit(node.test)
-        self.loops.append((loop, names))
-        body = self.block(node.body)
-        self.loops.pop()
+        start, body = self._loop_start(loop, names, reads, narrowable, node.body)
         return [
-            ast.Assign(targets=[ast.Name(loop, ast.Store())], value=_call("Loop", _strs(names), _strs(reads),
-                                                                          narrowable)),
+            start,
             ast.While(test=ast.Constant(True), body=[
                 _if(_attr(loop, "sync"), [_assign_back(names, _method(loop, "head", _get(names)))]),
                 _if(ast.UnaryOp(ast.Not(), _method(loop, "test", test)), [ast.Break()]),
@@ -258,12 +264,9 @@ class _Lower(ast.NodeTransformer):
         narrowable = ast.Constant(self._narrowable(node.body) and isinstance(node.target, ast.Name))
         target = ast.Constant(node.target.id) if isinstance(node.target, ast.Name) else ast.Constant(None)
         it = self.visit(node.iter)
-        self.loops.append((loop, names))
-        body = self.block(node.body)
-        self.loops.pop()
+        start, body = self._loop_start(loop, names, reads, narrowable, node.body)
         return [
-            ast.Assign(targets=[ast.Name(loop, ast.Store())], value=_call("Loop", _strs(names), _strs(reads),
-                                                                          narrowable)),
+            start,
             ast.For(target=node.target, iter=_method(loop, "iterate", it, target), body=[
                 _if(_attr(loop, "sync"), [_assign_back(names, _method(loop, "head", _get(names)))]),
                 self._narrow(loop, names, reads, fresh),
