@@ -68,6 +68,8 @@ class AddressSpace:
         self._mixed = {}
         self._bound = {}
         self._cands = None
+        self._resolved = {}  # (address, element type) -> encoded offset: casts in loops resolve once
+        self._checked = set()
 
     def slot(self, buf) -> int:
         s = self._slot_of.get(id(buf))
@@ -103,6 +105,13 @@ class AddressSpace:
 
     def from_addresses(self, addr: np.ndarray, element_ty) -> np.ndarray:
         """Encoded offsets for byte addresses (0 where an address is in no known array)."""
+        if addr.size and addr.min() == addr.max():  # one address (per program, or for every lane)
+            a = int(addr.reshape(-1)[0])
+            key = (a, element_ty)
+            enc = self._resolved.get(key)
+            if enc is None:
+                enc = self._resolved[key] = int(self._resolve(np.array([a], np.int64), element_ty)[0])
+            return np.full(addr.shape, enc, np.int64)
         if addr.size > 1:  # a table holds few distinct addresses: resolve each once
             uniq, inverse = np.unique(addr, return_inverse=True)
             return self.from_addresses(uniq, element_ty)[inverse].reshape(addr.shape) if uniq.size < addr.size \
@@ -110,32 +119,50 @@ class AddressSpace:
         return self._resolve(addr, element_ty)
 
     def _resolve(self, addr, element_ty):
-        out = np.zeros(addr.shape, np.int64)
-        claimed = np.zeros(addr.shape, bool)
         if self._cands is None:
             self._cands = list(self._candidates())
-        for owner, lo, hi, is_arg in self._cands:
-            inside = (addr >= lo) & (addr < hi) & ~claimed
+        if addr.size <= 64:  # few addresses (a table's entries): a Python scan is cheaper than numpy per array
+            return np.array([self._resolve_one(a, element_ty) for a in addr.reshape(-1).tolist()],
+                            np.int64).reshape(addr.shape)
+        out = np.zeros(addr.shape, np.int64)
+        claimed = np.zeros(addr.shape, bool)
+        for cand in self._cands:
+            inside = (addr >= cand[1]) & (addr < cand[2]) & ~claimed
             if not inside.any():
                 continue
-            if not is_arg:
-                for b in self.arguments:
-                    s = _address(b.storage.flat)
-                    if lo < s + b.storage.flat.size * b.storage.flat.itemsize and s < hi:
-                        raise NotImplementedError("an array registered with data_ptr overlaps an argument of the "
-                                                  "launch without containing it; pass one or the other")
-                owner = self._bind(owner)
-            if owner.dtype is not element_ty:
-                raise TypeError(f"an address points into {owner.name} of type {owner.dtype}, but is cast to "
-                                f"pointer<{element_ty}>; reinterpreting memory is not supported")
-            start = _address(owner.storage.flat)
-            item = owner.storage.flat.itemsize
+            owner, start, item = self._owner(cand, element_ty)
             rel = addr[inside] - start
             if (rel % item).any():
                 raise ValueError(f"an address into {owner.name} is not aligned to its {item}-byte elements")
             out[inside] = self.slot(owner) * _SLOT + rel // item - owner.origin
             claimed |= inside
         return out
+
+    def _resolve_one(self, a: int, element_ty) -> int:
+        for cand in self._cands:
+            if cand[1] <= a < cand[2]:
+                owner, start, item = self._owner(cand, element_ty)
+                if (a - start) % item:
+                    raise ValueError(f"an address into {owner.name} is not aligned to its {item}-byte elements")
+                return self.slot(owner) * _SLOT + (a - start) // item - owner.origin
+        return 0
+
+    def _owner(self, cand, element_ty):
+        """(buffer, its first byte, element size) of the array an address falls in, checked."""
+        owner, lo, hi, is_arg = cand
+        if not is_arg:
+            if id(owner) not in self._checked:
+                for b in self.arguments:
+                    s = _address(b.storage.flat)
+                    if lo < s + b.storage.flat.size * b.storage.flat.itemsize and s < hi:
+                        raise NotImplementedError("an array registered with data_ptr overlaps an argument of the "
+                                                  "launch without containing it; pass one or the other")
+                self._checked.add(id(owner))
+            owner = self._bind(owner)
+        if owner.dtype is not element_ty:
+            raise TypeError(f"an address points into {owner.name} of type {owner.dtype}, but is cast to "
+                            f"pointer<{element_ty}>; reinterpreting memory is not supported")
+        return owner, _address(owner.storage.flat), owner.storage.flat.itemsize
 
     # -- pointers -> addresses ------------------------------------------------------------
     def addresses(self, p: tensor) -> np.ndarray:
@@ -145,7 +172,7 @@ class AddressSpace:
             return _byte_address(p.buf, off)
         slot, elem = decode(off)
         out = np.zeros(off.shape, np.int64)
-        for s in np.unique(slot):
+        for s in _distinct(slot):
             if s:
                 sel = slot == s
                 out[sel] = _byte_address(self.slots[s], elem[sel])
@@ -193,10 +220,17 @@ def _lanes(pointer, m, what, rows=None):
     return slot, elem, m
 
 
+def _distinct(values: np.ndarray) -> np.ndarray:
+    """np.unique for the usual case of a handful of programs that all address one array."""
+    if values.size and values.min() == values.max():
+        return values.reshape(-1)[:1]
+    return np.unique(values)
+
+
 def _by_slot(pointer, slot, on, what):
     """(lanes, array) for each array the running lanes address; an address in none is an error."""
     sp = pointer.buf.space
-    for s in np.unique(slot[on]):
+    for s in _distinct(slot[on]):
         sel = on & (slot == s)
         if s == 0:
             raise _unknown(pointer, sel, what)
@@ -250,7 +284,7 @@ def load(pointer, m, other, user_mask=True):
         out = np.zeros((on.shape[0],) + tuple(pointer.shape), buf.dtype.container)
         if fill is not None and not on.all():
             out[...] = fill
-        for s in np.unique(slot[on]):
+        for s in _distinct(slot[on]):
             target = buf.space.slots[s]
             sel = on & (slot == s)
             src = target.storage.data()
@@ -261,7 +295,7 @@ def load(pointer, m, other, user_mask=True):
     out = np.zeros(slot.shape, buf.dtype.container)
     if fill is not None:
         out[...] = np.broadcast_to(fill, out.shape)
-    for s in np.unique(slot[m]):
+    for s in _distinct(slot[m]):
         target = buf.space.slots[s]
         sel = m & (slot == s)
         out[sel] = target.storage.data()[elem[sel] + target.origin]
@@ -274,7 +308,7 @@ def _windowed(buf, on, slot, base, steps, shape):
     some array is being written in this launch (then blocks are copied, as memory.load does)."""
     first = int(np.argmax(on))
     slot, base = np.where(on, slot, slot[first]), np.where(on, base, base[first])
-    kinds = np.unique(slot)
+    kinds = _distinct(slot)
     targets = [buf.space.slots[s] for s in kinds]
     if any(t.storage.dirty for t in targets):
         return None
@@ -294,7 +328,7 @@ def store(pointer, vals, m):
     if blocks is not None:
         on, slot, base, steps = blocks
         vals = np.broadcast_to(vals, (on.shape[0],) + tuple(pointer.shape))
-        for s in np.unique(slot[on]):
+        for s in _distinct(slot[on]):
             target = pointer.buf.space.slots[s]
             target.check_writable()
             sel = on & (slot == s)
@@ -302,7 +336,7 @@ def store(pointer, vals, m):
         return
     slot, elem, m = _lanes(pointer, m, "store", vals.shape[0])
     vals = np.broadcast_to(vals, slot.shape)
-    for s in np.unique(slot[m]):
+    for s in _distinct(slot[m]):
         target = pointer.buf.space.slots[s]
         target.check_writable()
         sel = m & (slot == s)

@@ -81,21 +81,57 @@ def _dot_operands(a: tensor, b: tensor):
 def _batched_matmul(va, vb, acc):
     """acc + va @ vb for every program, as a flat (programs, m, n) array.
 
-    One np.matmul over the program dims: each program's product is its own BLAS call, the
-    same call whether it runs alone or in lockstep with others, so both execution paths
-    agree bit for bit.  (One big GEMM over shared blocks would be faster, but BLAS rounds
-    differently for different matrix shapes.)
+    Programs usually multiply a grid of blocks: the rows of A a program reads depend on some
+    program dims and the columns of B on others (operand views broadcast with stride 0 over
+    the rest).  Then one GEMM over the distinct blocks gives every program's product at BLAS's
+    full speed.  Each output element is still one K-ordered sum by the same BLAS kernels as the
+    program's own call when it runs alone (tests/test_paths.py holds the two paths to the same
+    bits); operands that vary with the same program dim fall back to one call per program.
     """
     m, n = va.shape[-2], vb.shape[-1]
     batch = _bshape(va.shape[:-2], vb.shape[:-2])
     flat = POOL.empty((math.prod(batch), m, n), np.result_type(va, vb))
     out = flat.reshape(batch + (m, n))
-    np.matmul(va, vb, out=out)
+    if not _grid_matmul(va, vb, batch, out):
+        np.matmul(va, vb, out=out)
     if acc is not None:
         same = acc.shape[0] == flat.shape[0]
         np.add(out, acc.reshape(batch + (m, n)) if same else acc.reshape((1,) * len(batch) + (m, n)), out=out,
                casting="unsafe")
     return flat
+
+
+def _grid_matmul(va, vb, batch, out) -> bool:
+    """out = va @ vb as one GEMM when no program dim varies both operands (see above)."""
+    nd = len(batch)
+    if nd == 0 or math.prod(batch) < 2:
+        return False
+    va = va.reshape((1,) * (nd - (va.ndim - 2)) + va.shape)
+    vb = vb.reshape((1,) * (nd - (vb.ndim - 2)) + vb.shape)
+    a_dims, b_dims = [], []
+    for d in range(nd):
+        a_var = va.shape[d] > 1 and va.strides[d] != 0
+        b_var = vb.shape[d] > 1 and vb.strides[d] != 0
+        if a_var and b_var:
+            return False
+        if a_var:
+            a_dims.append(d)
+        elif b_var:
+            b_dims.append(d)
+    a_core = va[tuple(slice(None) if d in a_dims else 0 for d in range(nd))]
+    b_core = vb[tuple(slice(None) if d in b_dims else 0 for d in range(nd))]
+    k = va.shape[-1]
+    a2 = a_core.reshape(-1, k)
+    b2 = np.moveaxis(b_core, -2, 0).reshape(k, -1)
+    m, n = va.shape[-2], vb.shape[-1]
+    a_sizes, b_sizes = [va.shape[d] for d in a_dims], [vb.shape[d] for d in b_dims]
+    grid = (a2 @ b2).reshape(math.prod(a_sizes), m, math.prod(b_sizes), n).transpose(0, 2, 1, 3)
+    grid = grid.reshape(tuple(a_sizes) + tuple(b_sizes) + (m, n))
+    order = sorted(a_dims + b_dims)
+    perm = [(a_dims + b_dims).index(d) for d in order] + [grid.ndim - 2, grid.ndim - 1]
+    placed = grid.transpose(perm).reshape(tuple(batch[d] if d in order else 1 for d in range(nd)) + (m, n))
+    np.copyto(out, placed, casting="unsafe")
+    return True
 
 
 def expected_shape(a, b):

@@ -16,7 +16,7 @@ import itertools
 import textwrap
 import types
 
-from . import control
+from . import control, hoisting
 
 _HELPER = "__mt"
 
@@ -337,6 +337,7 @@ def lower(fn) -> types.CodeType | None:
     if not isinstance(fdef, ast.FunctionDef):
         return None
     fdef.decorator_list = []
+    hoisting.hoist_invariants(fdef, fn.__globals__)
     skip = set()
     for node in ast.walk(fdef):
         if isinstance(node, (ast.Global, ast.Nonlocal)):

@@ -190,8 +190,65 @@ def operands(a, b, div_or_mod=False):
     return a_t, b_t, D.computation_type(a_t.dtype, b_t.dtype, a_num and not b_num, b_num and not a_num, div_or_mod)
 
 
+def _signed_affine(x):
+    """x as (per-program offsets, steps) when it is a signed integer block kept affine, else None."""
+    if type(x) is tensor and x.aff is not None and x.buf is None and x.dtype.kind == "i":
+        return x.aff
+    return None
+
+
+def _affine_block_fast(a, b, op):
+    """Hot paths of loop bodies done without the general machinery: a pointer plus (or minus)
+    an affine offset block, and an affine block compared with a scalar that is the same in every
+    program (`offs < n`: decided here when every lane of every program agrees)."""
+    if type(a) is not tensor or a.aff is None:
+        return None
+    if op in ("add", "sub") and a.buf is not None:
+        ob = _signed_affine(b)
+        if ob is None:
+            return None
+        shape = _bshape(a.shape, b.shape)
+        sa, sb = _aligned_steps(a, shape), _aligned_steps(b, shape)
+        sign = 1 if op == "add" else -1
+        c = a.aff[0] + ob[0] if sign == 1 else a.aff[0] - ob[0]
+        return tensor(None, a.dtype, shape, aff=(c, tuple(x + sign * y for x, y in zip(sa, sb))), buf=a.buf)
+    if op in _COMPARE and a.shape and a.aff[0].shape[0] == 1 and _signed_affine(a) is not None:
+        if type(b) is int:
+            if not -2 ** 31 <= b < 2 ** 31:
+                return None
+            k = b
+        else:
+            ob = _signed_affine(b)
+            if ob is None or b.shape or ob[0].shape[0] != 1:
+                return None
+            k = int(ob[0][0])
+        lo = hi = int(a.aff[0][0])
+        for s, n in zip(a.aff[1], a.shape):
+            if s < 0:
+                lo += s * (n - 1)
+            else:
+                hi += s * (n - 1)
+        if op in ("lt", "ge"):
+            true, false = hi < k, lo >= k
+        elif op in ("le", "gt"):
+            true, false = hi <= k, lo > k
+        else:
+            true, false = lo == k == hi, k < lo or k > hi
+        if not (true or false):
+            return None
+        value = true if op in ("lt", "le", "eq") else false
+        shape = a.shape
+        return tensor(np.broadcast_to(_DECIDED[value], (1,) + tuple(shape)), D.int1, shape)
+    return None
+
+
+_DECIDED = {True: np.ones((), bool), False: np.zeros((), bool)}
+
+
 def binary(a, b, op: str) -> tensor:
     fast = _affine_int_fast(a, b, op)
+    if fast is None:
+        fast = _affine_block_fast(a, b, op)
     if fast is not None:
         return fast
     if op == "add" and (getattr(a, "lazy", None) is not None or getattr(b, "lazy", None) is not None):

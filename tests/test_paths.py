@@ -65,3 +65,36 @@ def test_memory_pressure_runs_fewer_programs_at_a_time_with_the_same_bits(monkey
     squeezed = gemm.matmul(a, b, config=cfg)
     assert calls, "the small budget should have forced smaller lockstep chunks"
     _same_bits(plenty, squeezed)
+
+
+def test_grid_of_tiles_multiplied_as_one_gemm_gives_each_tiles_bits(monkeypatch):
+    """Programs reading a grid of A row blocks and B column blocks are multiplied by one GEMM
+    (dot._grid_matmul); each tile must still carry the bits of its own program's product."""
+    import minitriton.dot as dot
+    from kernels.tutorials import matmul_kernel, matmul_persistent
+    used = []
+    original = dot._grid_matmul
+    monkeypatch.setattr(dot, "_grid_matmul", lambda *a: used.append(original(*a)) or used[-1])
+    rng = np.random.default_rng(3)
+    m, n, k = 256, 192, 320
+    a = rng.standard_normal((m, k)).astype(np.float16)
+    b = rng.standard_normal((k, n)).astype(np.float16)
+
+    def tiled():
+        c = np.empty((m, n), np.float16)
+        matmul_kernel[(mt.cdiv(m, 64) * mt.cdiv(n, 64),)](a, b, c, m, n, k, k, 1, n, 1, n, 1, BLOCK_SIZE_M=64,
+                                                          BLOCK_SIZE_N=64, BLOCK_SIZE_K=32, GROUP_SIZE_M=2,
+                                                          ACTIVATION="")
+        return c
+
+    def persistent():
+        c = np.empty((m, n), np.float16)
+        matmul_persistent[(5,)](a, b, c, m, n, k, NUM_SMS=5, BM=64, BN=64, BK=32)
+        return c
+    for run in (tiled, persistent):
+        used.clear()
+        lockstep, sequential = _both_paths(run)
+        assert any(used), f"{run.__name__}: the one-GEMM path was not taken"
+        _same_bits(lockstep, sequential)
+        want = (a.astype(np.float32) @ b.astype(np.float32)).astype(np.float16)
+        np.testing.assert_allclose(lockstep.astype(np.float32), want.astype(np.float32), rtol=2e-2, atol=2e-1)
