@@ -25,7 +25,7 @@ def throughput(times: np.ndarray) -> np.ndarray:
 class CostModel:
     TREE = {"max_depth": 3, "eta": 0.3, "min_child_weight": 1}  # AutoTVM's settings (xgboost_cost_model.py)
 
-    def __init__(self, objective: str = "rank", seed: int = 0, base: "CostModel | None" = None, rounds: int = 200):
+    def __init__(self, objective: str = "rank", seed: int = 0, base: "CostModel | None" = None, rounds: int = 120):
         if objective not in OBJECTIVES:
             raise ValueError(f"objective must be one of {sorted(OBJECTIVES)}, got {objective!r}")
         self.objective, self.seed, self.base, self.rounds = objective, seed, base, rounds

@@ -136,3 +136,20 @@ def test_the_decorator_learns_from_its_earlier_keys(tmp_path, monkeypatch):
         warnings.simplefilter("ignore")
         _run(off, 600)
     assert built == [True]
+
+
+def test_a_whole_space_is_scored_once_per_64_measurements_and_a_shortlist_in_between(monkeypatch):
+    task = Task(kernels.matmul, **SHAPES["small"])
+    sizes = []
+    original = CostModel.predict
+    monkeypatch.setattr(CostModel, "predict", lambda self, x: sizes.append(len(x)) or original(self, x))
+    tuner = AutoTVMTuner(seed=0, local=0.0)        # plans of 16: a full scoring every 4th plan
+    result = tune(task, tuner, budget=16 * 9, seed=0)
+    assert len(result.history) == 144
+    full = [n == task.space.size for n in sizes]
+    assert sum(full) == 2                          # plans 2 and 6 (the first plan is a spread, unscored)
+    assert max(n for n, f in zip(sizes, full) if not f) <= 2 * AutoTVMTuner.KEEP
+    with pytest.raises(ValueError, match="rescore"):
+        AutoTVMTuner(rescore=0)
+    with pytest.raises(ValueError, match="rounds"):
+        AutoTVMTuner(rounds=0)
