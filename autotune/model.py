@@ -68,3 +68,49 @@ class CostModel:
         return self.booster.inplace_predict(x, predict_type="margin", base_margin=base)
 
     predict = margin
+
+
+class GatedModel:
+    """A speed model that learns from failures without letting them pull the ranking down.
+
+    Trained on throughput with failed configs at 0, one ranking model concludes that a knob
+    value is slow when it is merely often illegal (a 256-row tile fails with deep pipelines but
+    is the fastest tile with shallow ones), and stops proposing it.  Here the speed model ranks
+    the configs that ran, and a classifier trained on every measurement (failed ones as the
+    negative class) says which configs will run; predicted failures rank below every predicted
+    success, in the speed model's order."""
+
+    def __init__(self, objective: str = "rank", seed: int = 0, base: CostModel | None = None, rounds: int = 120):
+        self.speed = CostModel(objective, seed=seed, base=base, rounds=rounds)
+        self.valid = None
+        self.seed, self.rounds = seed, rounds
+
+    def fit(self, x: np.ndarray, times: np.ndarray) -> "GatedModel":
+        x = np.asarray(x, np.float32)
+        ok = np.isfinite(times) & (times > 0)
+        if ok.sum() >= 2 and not ok.all():
+            self.speed.fit(x[ok], throughput(times[ok]))
+            self.valid = _classifier(x, ok, self.seed, self.rounds)
+        else:
+            self.speed.fit(x, throughput(times))
+        return self
+
+    @property
+    def trained(self) -> bool:
+        return self.speed.trained
+
+    def predict(self, x: np.ndarray) -> np.ndarray:
+        score = self.speed.predict(x)
+        if self.valid is None or score.size == 0:
+            return score
+        runs = self.valid.inplace_predict(np.asarray(x, np.float32)) >= 0.5
+        drop = float(score.max() - score.min()) + 1.0
+        return np.where(runs, score, score - drop)
+
+
+def _classifier(x, ok, seed, rounds):
+    import xgboost as xgb
+    # whether a config runs is decided by rules, not noise: leaves may hold a single config
+    params = {**CostModel.TREE, "min_child_weight": 0.25, "objective": "binary:logistic", "nthread": 1,
+              "seed": seed, "verbosity": 0}
+    return xgb.train(params, xgb.DMatrix(x, label=ok.astype(np.float32)), num_boost_round=max(rounds // 4, 10))

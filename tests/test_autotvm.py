@@ -153,3 +153,19 @@ def test_a_whole_space_is_scored_once_per_64_measurements_and_a_shortlist_in_bet
         AutoTVMTuner(rescore=0)
     with pytest.raises(ValueError, match="rounds"):
         AutoTVMTuner(rounds=0)
+
+
+def test_failures_teach_validity_without_ranking_a_fast_knob_value_low():
+    """Big tiles are twice as fast but fail with more than two pipeline stages: the gated model
+    ranks a big tile that runs first, and every config it expects to fail last."""
+    from autotune.model import GatedModel
+    tile, stages = np.meshgrid([0, 1], np.arange(1, 7), indexing="ij")
+    x = np.stack([tile.ravel(), stages.ravel()], 1).astype(np.float32)
+    fails = (x[:, 0] == 1) & (x[:, 1] > 2)
+    times = np.where(fails, np.inf, np.where(x[:, 0] == 1, 1.0, 2.0) * (1 + 0.01 * x[:, 1]))
+    train = np.r_[0:12]
+    model = GatedModel("rank", seed=0).fit(x[train], times[train])
+    score = model.predict(x)
+    best = int(np.argmax(score))
+    assert x[best, 0] == 1 and not fails[best]
+    assert score[fails].max() < score[~fails].min()
