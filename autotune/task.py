@@ -37,6 +37,13 @@ class Task:
     def __repr__(self):
         return f"Task({self.name})"
 
+    @property
+    def sketches(self):
+        """The program structures (Ansor's sketches) generated at this task's shape; printing
+        them says why each rule was or was not applied (autotune/sketch.py)."""
+        from . import sketch
+        return sketch.of(self, self.space)
+
     def profiles(self, config) -> list:
         """The launch profiles of one config (stated, or traced once and remembered)."""
         config = as_config(config)

@@ -12,6 +12,7 @@ import numpy as np
 import minitriton as mt
 import minitriton.language as tl
 from autotune.space import as_config
+from autotune.sketch import gemm_rules
 from .gemm import SPACE, DEFAULT, REDUCE_BLOCK, ACTIVATIONS, epilogue, grouped_tile, splitk_reduce_kernel, _strides
 
 
@@ -168,3 +169,14 @@ def launch_profile(shape, cfg, itemsize=2, bias=False, activation=None):
 conv2d.space = SPACE
 conv2d.launch_profile = launch_profile
 conv2d.shape_keys = ("N", "H", "W", "C", "F", "KH", "KW")
+
+
+def sketch_rules(shape, space):
+    """The implicit GEMM's sketch rules (M = N·OH·OW, N = F, K = KH·KW·C)."""
+    n, h, w, c, f, kh, kw = (int(shape[k]) for k in ("N", "H", "W", "C", "F", "KH", "KW"))
+    (sh, sw), (ph, pw) = _pair(shape.get("stride", 1), "stride"), _pair(shape.get("padding", 0), "padding")
+    _, oh, ow, _ = output_shape((n, h, w, c), (kh, kw, c, f), (sh, sw), (ph, pw))
+    return gemm_rules(n * oh * ow, f, kh * kw * c, space, what="the implicit GEMM")
+
+
+conv2d.sketch_rules = sketch_rules

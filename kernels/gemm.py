@@ -13,6 +13,7 @@ import numpy as np
 import minitriton as mt
 import minitriton.language as tl
 from autotune.space import Config, Space, as_config
+from autotune.sketch import gemm_rules
 
 SPACE = Space(BLOCK_M=[16, 32, 64, 128, 256], BLOCK_N=[16, 32, 64, 128, 256], BLOCK_K=[16, 32, 64, 128, 256],
               num_warps=[1, 2, 4, 8, 16], num_stages=[1, 2, 3, 4, 5, 6, 7], GROUP_M=[1, 2, 4, 8, 16, 32],
@@ -270,6 +271,19 @@ def launch_profile(shape, cfg, itemsize=2, bias=False, activation=None, fuse_epi
                    store_bytes=stores, dram_bytes=dram, key=meta_key("matmul_kernel", meta), extra=extra)
 
 
-matmul.space = SPACE
+def sketch_rules(shape, space, epilogue=None):
+    """Ansor's sketch rules for this GEMM at `shape` (autotune/sketch.py)."""
+    return gemm_rules(int(shape["M"]), int(shape["N"]), int(shape["K"]), space, epilogue=epilogue)
+
+
+def matmul_relu(a, b, config=None, bias=None):
+    """relu(a @ b + bias): the matmul with its ReLU fused into the write-back."""
+    return matmul(a, b, bias, "relu", config)
+
+
+matmul.space = matmul_relu.space = SPACE
 matmul.launch_profile = launch_profile
-matmul.shape_keys = ("M", "N", "K")
+matmul_relu.launch_profile = lambda shape, cfg: launch_profile(shape, cfg, activation="relu")
+matmul.shape_keys = matmul_relu.shape_keys = ("M", "N", "K")
+matmul.sketch_rules = sketch_rules
+matmul_relu.sketch_rules = lambda shape, space: sketch_rules(shape, space, epilogue="ReLU")

@@ -11,6 +11,7 @@ import numpy as np
 import minitriton as mt
 import minitriton.language as tl
 from autotune.space import Config, Space, as_config
+from autotune.sketch import reduction_rules
 
 SPACE = Space(BLOCK_N=[128, 256, 512, 1024, 2048, 4096], SPLIT=[1, 2, 4, 8, 16, 32, 64],
               num_warps=[1, 2, 4, 8, 16], num_stages=[1, 2, 3, 4])
@@ -87,3 +88,4 @@ def launch_profile(shape, cfg, itemsize=2):
 row_sum.space = SPACE
 row_sum.launch_profile = launch_profile
 row_sum.shape_keys = ("M", "N")
+row_sum.sketch_rules = lambda shape, space: reduction_rules(int(shape["M"]), int(shape["N"]), space, "SPLIT")
