@@ -34,34 +34,23 @@ import warnings
 
 import numpy as np
 
-from .base import Tuner
-from ..space import as_config
+from .model_based import ModelBasedTuner, ListSpace, Subset
 from .. import features as F
-from ..model import CostModel, GatedModel, throughput, OBJECTIVES
+from ..model import CostModel, throughput
 
 EXACT_BELOW = 250_000     # spaces up to this size are scored exhaustively, larger ones by annealing
-FEATURE_CACHE = 1_000_000  # feature matrices of spaces up to this size are computed once
 
 
-class AutoTVMTuner(Tuner):
+class AutoTVMTuner(ModelBasedTuner):
     name = "autotvm"
     KEEP = 4096  # points kept from a full scoring, and the random sample added between full scorings
 
     def __init__(self, space=None, configs=None, seed=0, features="program", objective="rank", batch=16,
                  epsilon=0.05, diversity=True, chains=128, anneal_steps=500, early_stop=50, exact_below=EXACT_BELOW,
                  transfer=None, knob_weight=0.1, local=0.75, rescore=None, rounds=None, gate=True):
-        super().__init__(space, configs, seed)
-        if features not in ("program", "knob"):
-            raise ValueError(f"AutoTVMTuner: features must be 'program' or 'knob', got {features!r}")
-        if objective not in OBJECTIVES:
-            raise ValueError(f"AutoTVMTuner: objective must be one of {sorted(OBJECTIVES)}, got {objective!r}")
-        if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
-            raise ValueError(f"AutoTVMTuner: batch must be a positive int, got {batch!r}")
-        if not 0.0 <= float(epsilon) <= 1.0:
-            raise ValueError(f"AutoTVMTuner: epsilon must be in [0, 1], got {epsilon!r}")
+        super().__init__(space, configs, seed, features, objective, batch, epsilon, rounds, gate)
         if chains < 1 or anneal_steps < 1:
             raise ValueError(f"AutoTVMTuner: chains and anneal_steps must be positive, got {chains}, {anneal_steps}")
-        self.features, self.objective, self.batch, self.epsilon = features, objective, batch, float(epsilon)
         self.diversity, self.n_chains, self.anneal_steps, self.early_stop = bool(diversity), chains, anneal_steps, early_stop
         self.exact_below, self.transfer, self.knob_weight = exact_below, transfer, float(knob_weight)
         if not 0.0 <= float(local) <= 1.0:
@@ -72,139 +61,27 @@ class AutoTVMTuner(Tuner):
         if self.rescore < 1:
             raise ValueError(f"AutoTVMTuner: rescore must be a positive int, got {rescore!r}")
         self._shortlist, self._plans_since_full = None, 0
-        self.gate = bool(gate)
-        self.rounds = CostModel(objective).rounds if rounds is None else int(rounds)
-        if self.rounds < 1:
-            raise ValueError(f"AutoTVMTuner: rounds must be a positive int, got {rounds!r}")
-
-        self.rng = np.random.default_rng(seed)
-        self.plan: list = []
-        self.measured: dict = {}        # pool index -> time (inf when the config failed)
-        self.trained_on = 0
-        self.model = None
-        self.base = None                # the transfer model, once built
         self.chains = None
-        self.note = None                # why program features were not used, if they were not
-        self._x = None
-        self._useful = None
 
     def settings(self) -> dict:
         return {"tuner": self.name, "seed": self.seed, "features": self.features, "objective": self.objective,
                 "batch": self.batch, "epsilon": self.epsilon, "diversity": self.diversity, "chains": self.n_chains,
                 "transfer": _describe(self.transfer)}
 
-    # -- the pool of candidates: a config list, or the points of the space's product ------------------
     def _setup(self):
         if self._x is not None:
             return
-        if self.configs is not None:
-            self.pool = list(self.configs)
-            self.where = {c: i for i, c in enumerate(self.pool)}
-            self.size = len(self.pool)
-        else:
-            if self.space is None:
-                raise ValueError("the autotvm tuner needs a config list or a space")
-            self.pool, self.where, self.size = None, None, self.space.size
-        use_program = self.features == "program"
-        if use_program and not F.can_state(self.task):
-            use_program = False
-            self.note = ("program features need a kernel that states its launch profile; this one is traced, "
-                         "so AutoTVM uses knob features")
-            warnings.warn(f"autotvm: {self.note}", RuntimeWarning, stacklevel=4)
-        self.program = use_program
-        self._x = self._matrix()
+        super()._setup()
         if self.transfer:
             self.base = self._transfer_model()
 
-    def _space_of_pool(self):
-        """A space whose product is the pool (a config list becomes a space of its own points)."""
-        if self.pool is None:
-            return self.space
-        return _ListSpace(self.pool)
-
-    def _matrix(self):
-        space = self._space_of_pool()
-        if self.size > FEATURE_CACHE and self.pool is None:
-            if self.program:  # padding is measured against the least work of a large sample
-                sample = self.rng.integers(self.size, size=50_000)
-                self._useful = F.least_work(self.task, _Subset(self.space, sample))
-            return False  # computed on demand
-        return F.program_matrix(self.task, space) if self.program else F.knob_matrix(space)
-
-    def _features(self, idx: np.ndarray) -> np.ndarray:
-        if self._x is not False:
-            return self._x[idx]
-        sub = _Subset(self.space, idx)
-        return F.program_matrix(self.task, sub, self._useful) if self.program else F.knob_matrix(sub)
-
-    def _index(self, cfg):
-        cfg = as_config(cfg)
-        if self.pool is not None:
-            return self.where.get(cfg)
-        return self.space.flat_index(cfg) if cfg in self.space else None
-
-    def _config(self, i):
-        return self.pool[i] if self.pool is not None else self.space.config(i)
-
-    def _legal(self, i) -> bool:
-        if self.pool is not None or self.space.constraint is None:
-            return True
-        return self.space.constraint(self.space.point(np.unravel_index(int(i), self.space.sizes)))
-
-    # -- the contract ---------------------------------------------------------------------------------
-    def update(self, records):
-        super().update(records)
-        self._setup()
-        for r in records:
-            i = self._index(r.config)
-            if i is not None:
-                self.measured[i] = r.time if r.ok else float("inf")
-
-    def next_batch(self, n):
-        self._setup()
-        out = []
-        while len(out) < n:
-            if not self.plan:
-                self.plan = self._make_plan()
-                if not self.plan:
-                    break
-            i = self.plan.pop(0)
-            if i not in self.measured:
-                out.append(i)
-                self.measured[i] = None  # proposed: never proposed again
-        configs = [self._config(i) for i in out]
-        self.seen.update(configs)
-        return configs
-
     # -- planning -------------------------------------------------------------------------------------
-    def _fit(self):
-        done = [(i, t) for i, t in self.measured.items() if t is not None]
-        if not done:
-            return
-        idx = np.array([i for i, _ in done])
-        times = np.array([t for _, t in done], np.float64)
-        if self.gate:
-            self.model = GatedModel(self.objective, seed=self.seed, base=self.base, rounds=self.rounds)
-            self.model.fit(self._features(idx), times)
-        else:
-            self.model = CostModel(self.objective, seed=self.seed, base=self.base, rounds=self.rounds)
-            self.model.fit(self._features(idx), throughput(times))
-        self.trained_on = len(done)
-
-    def _unmeasured_mask(self):
-        mask = np.ones(self.size, bool)
-        if self.measured:
-            mask[np.fromiter(self.measured, np.int64)] = False
-        return mask
-
     def _make_plan(self) -> list:
         free = self.size - len(self.measured)
         if free <= 0:
             return []
         want = min(self.batch, free)
-        done = sum(t is not None for t in self.measured.values())
-        if done > self.trained_on or self.model is None:
-            self._fit()
+        self._fit()
         model = self.model if self.model is not None else (self.base if self.base is not None and self.base.trained
                                                             else None)
         if model is None:
@@ -252,16 +129,6 @@ class AutoTVMTuner(Tuner):
         scores = model.predict(self._features(idx))
         order = np.lexsort((self.rng.random(len(idx)), -scores))
         return [int(idx[k]) for k in order[:n]]
-
-    def _random(self, n, exclude) -> list:
-        out = []
-        tries = 0
-        while len(out) < n and tries < 100 * n + 1000:
-            tries += 1
-            i = int(self.rng.integers(self.size))
-            if i not in self.measured and i not in exclude and i not in out and self._legal(i):
-                out.append(i)
-        return out
 
     def top(self, model, n) -> list:
         """The n best unmeasured legal points by the model: [(pool index, score)], best first."""
@@ -387,8 +254,8 @@ class AutoTVMTuner(Tuner):
                 times.append(r.time if r.ok else float("inf"))
             if not idx:
                 continue
-            mat = F.program_matrix(other, _Subset(space, np.array(idx))) if self.program else \
-                F.knob_matrix(_Subset(space, np.array(idx)))
+            mat = F.program_matrix(other, Subset(space, np.array(idx))) if self.program else \
+                F.knob_matrix(Subset(space, np.array(idx)))
             xs.append(mat)
             ys.append(throughput(np.array(times)))
             sizes.append(len(idx))
@@ -430,32 +297,3 @@ def _describe(source):
         return source
     path = getattr(source, "path", None)
     return str(path) if path is not None else f"{len(list(source))} records"
-
-
-class _ListSpace:
-    """A config list seen as a space whose i-th point is the i-th config (for features)."""
-
-    def __init__(self, configs):
-        names = sorted({k for c in configs for k in c.all_kwargs()})
-        self.names = names
-        self.knobs = {k: sorted({c.all_kwargs().get(k) for c in configs}, key=str) for k in names}
-        self._arrays = {k: np.array([c.all_kwargs().get(k) for c in configs]) for k in names}
-
-    def arrays(self):
-        return self._arrays
-
-
-class _Subset:
-    """Some points of a space's product, by flat index, seen as a space (for features)."""
-
-    def __init__(self, space, idx):
-        self.names, self.knobs = space.names, space.knobs
-        full = space.arrays() if not hasattr(space, "sizes") else None
-        if full is not None:
-            self._arrays = {k: np.asarray(v)[idx] for k, v in full.items()}
-        else:
-            pos = np.unravel_index(np.asarray(idx, np.int64), space.sizes)
-            self._arrays = {k: np.asarray(space.knobs[k])[p] for k, p in zip(space.names, pos)}
-
-    def arrays(self):
-        return self._arrays
