@@ -25,10 +25,13 @@ def throughput(times: np.ndarray) -> np.ndarray:
 class CostModel:
     TREE = {"max_depth": 3, "eta": 0.3, "min_child_weight": 1}  # AutoTVM's settings (xgboost_cost_model.py)
 
-    def __init__(self, objective: str = "rank", seed: int = 0, base: "CostModel | None" = None, rounds: int = 120):
+    def __init__(self, objective: str = "rank", seed: int = 0, base: "CostModel | None" = None, rounds: int = 120,
+                 weighted: bool = False):
+        """`weighted`: each sample's squared error weighted by its throughput (Ansor's loss: the
+        model cares most about the fast programs it will be asked to tell apart)."""
         if objective not in OBJECTIVES:
             raise ValueError(f"objective must be one of {sorted(OBJECTIVES)}, got {objective!r}")
-        self.objective, self.seed, self.base, self.rounds = objective, seed, base, rounds
+        self.objective, self.seed, self.base, self.rounds, self.weighted = objective, seed, base, rounds, weighted
         self.booster = None
 
     def _params(self):
@@ -51,6 +54,8 @@ class CostModel:
             data.set_base_margin(self.base.margin(x))
         if self.objective == "rank":
             data.set_group(list(groups) if groups is not None else [len(y)])
+        elif self.weighted:
+            data.set_weight(np.maximum(y, 1e-3))
         self.booster = xgb.train(self._params(), data, num_boost_round=self.rounds)
         return self
 
@@ -80,8 +85,9 @@ class GatedModel:
     negative class) says which configs will run; predicted failures rank below every predicted
     success, in the speed model's order."""
 
-    def __init__(self, objective: str = "rank", seed: int = 0, base: CostModel | None = None, rounds: int = 120):
-        self.speed = CostModel(objective, seed=seed, base=base, rounds=rounds)
+    def __init__(self, objective: str = "rank", seed: int = 0, base: CostModel | None = None, rounds: int = 120,
+                 weighted: bool = False):
+        self.speed = CostModel(objective, seed=seed, base=base, rounds=rounds, weighted=weighted)
         self.valid = None
         self.seed, self.rounds = seed, rounds
 

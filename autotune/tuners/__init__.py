@@ -11,8 +11,9 @@ from .exhaustive import ExhaustiveTuner
 from .random import RandomTuner
 from .grid import GridTuner
 from .autotvm import AutoTVMTuner
+from .ansor import AnsorTuner
 
-TUNERS = {"exhaustive": ExhaustiveTuner, "random": RandomTuner, "grid": GridTuner, "autotvm": AutoTVMTuner}
+TUNERS = {"exhaustive": ExhaustiveTuner, "random": RandomTuner, "grid": GridTuner, "autotvm": AutoTVMTuner, "ansor": AnsorTuner}
 
 
 def make_tuner(tuner, space=None, configs=None, seed: int = 0, task=None) -> Tuner:
@@ -33,4 +34,4 @@ def make_tuner(tuner, space=None, configs=None, seed: int = 0, task=None) -> Tun
     return fresh
 
 
-__all__ = ["Tuner", "ExhaustiveTuner", "RandomTuner", "GridTuner", "AutoTVMTuner", "TUNERS", "make_tuner"]
+__all__ = ["Tuner", "ExhaustiveTuner", "RandomTuner", "GridTuner", "AutoTVMTuner", "AnsorTuner", "TUNERS", "make_tuner"]

@@ -148,10 +148,11 @@ class ModelBasedTuner(Tuner):
         raise NotImplementedError
 
     # -- the model ------------------------------------------------------------------------------------
+    weighted = False  # Ansor weights the regression by throughput
+
     def _new_model(self):
-        if self.gate:
-            return GatedModel(self.objective, seed=self.seed, base=self.base, rounds=self.rounds)
-        return CostModel(self.objective, seed=self.seed, base=self.base, rounds=self.rounds)
+        kind = GatedModel if self.gate else CostModel
+        return kind(self.objective, seed=self.seed, base=self.base, rounds=self.rounds, weighted=self.weighted)
 
     def _fit(self):
         """Retrain on everything measured so far (when something new was measured)."""
