@@ -2,9 +2,10 @@
 import sys
 
 from benchmarks import (executor, tutorials, landscape, profiles, dispatch, config_list, cross_shape, dynamic_m,
-                        search_curves, transfer, cost_model)
+                        search_curves, transfer, cost_model, sketches, ansor_compare,
+                        ansor_ablation)
 
 for module in (executor, tutorials, landscape, profiles, dispatch, config_list, cross_shape, dynamic_m, search_curves,
-               transfer, cost_model):
+               transfer, cost_model, sketches, ansor_compare, ansor_ablation):
     print(f"\n## {module.__name__}\n")
     module.main(sys.argv[1:])

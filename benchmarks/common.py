@@ -58,3 +58,56 @@ def update_readme(name: str, text: str):
     if not pattern.search(src):
         raise SystemExit(f"README.md has no <!-- bench:{name} --> block to update")
     README.write_text(pattern.sub(lambda m: m.group(1) + text.rstrip() + "\n" + m.group(2), src))
+
+
+def share_curve(task, tuner, budget: int, seed: int, truth, **tune_kw):
+    """The best true time found so far as a share of the optimum, after each measurement
+    (padded with its last value when the tuner stops early), and the tuning's wall seconds."""
+    import numpy as np
+    from autotune import tune
+    t = time.perf_counter()
+    result = tune(task, tuner, budget=budget, seed=seed, progress=False, **tune_kw)
+    wall = time.perf_counter() - t
+    times = np.array([truth.time_of(r.config) for r in result.history])
+    running = float(np.min(truth.times)) / np.minimum.accumulate(times)
+    return np.pad(running, (0, budget - len(running)), mode="edge"), wall
+
+
+def to_reach(curve, share=0.99):
+    """Measurements until the curve first reaches `share` of the optimum (None if never)."""
+    import numpy as np
+    hit = np.flatnonzero(curve >= share)
+    return int(hit[0]) + 1 if hit.size else None
+
+
+def plot_curves(curves: dict, path: str, ylabel="% of optimum"):
+    """curves[(panel, label)] = array over measurements: one panel per task, one line per tuner."""
+    import numpy as np
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    panels = list(dict.fromkeys(p for p, _ in curves))
+    fig, axes = plt.subplots(1, len(panels), figsize=(4 * len(panels), 3.5), sharey=True)
+    for ax, panel in zip(np.atleast_1d(axes), panels):
+        for (p, label), curve in curves.items():
+            if p == panel:
+                ax.plot(np.arange(1, len(curve) + 1), 100 * np.asarray(curve), label=label)
+        ax.set(xscale="log", title=panel, xlabel="measurements")
+    np.atleast_1d(axes)[0].set_ylabel(ylabel)
+    np.atleast_1d(axes)[0].legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path)
+
+
+def main_with_plot(doc: str, name: str, run, argv=None):
+    """`main` for benchmarks that can draw their curves: `--plot FILE.png` goes to run(quick, plot)."""
+    import sys
+    argv = list(sys.argv[1:] if argv is None else argv)
+    plot = None
+    if "--plot" in argv:
+        i = argv.index("--plot")
+        if i + 1 >= len(argv):
+            raise SystemExit("--plot needs a file name (FILE.png)")
+        plot = argv[i + 1]
+        del argv[i:i + 2]
+    main(doc, name, lambda quick: run(quick, plot), argv)

@@ -7,13 +7,10 @@ and 1,024 measurements, median over the seeds.  Goals (issue 9): AutoTVM ≥ 99 
 """
 from __future__ import annotations
 
-import sys
-import time
-
 import numpy as np
 
 from benchmarks import common
-from benchmarks.common import markdown, machine
+from benchmarks.common import markdown, machine, share_curve, plot_curves
 
 BUDGETS = (64, 128, 256, 512, 1024)
 # Kernel Tuner 1.5's strategies on HypoGPU's landscapes exported as cache files (simulation mode,
@@ -27,7 +24,7 @@ TUNERS = ("grid", "random", "autotvm")
 def curves(quick: bool):
     import kernels
     from kernels.shapes import SHAPES, LECTURE_FIVE
-    from autotune import Task, tune
+    from autotune import Task
     from minitriton.hypogpu import oracle
     budgets = BUDGETS[:3] if quick else BUDGETS
     seeds = range(2 if quick else 5)
@@ -35,17 +32,9 @@ def curves(quick: bool):
     for shape in LECTURE_FIVE:
         task = Task(kernels.matmul, **SHAPES[shape])
         truth = oracle(task)
-        best = float(np.min(truth.times))
         for tuner in TUNERS:
-            runs, wall = [], []
-            for seed in seeds:
-                t = time.perf_counter()
-                result = tune(task, tuner, budget=budgets[-1], seed=seed)
-                wall.append(time.perf_counter() - t)
-                times = np.array([truth.time_of(r.config) for r in result.history])
-                running = best / np.minimum.accumulate(times)
-                runs.append(running)
-            out[shape, tuner] = (np.median(np.stack([r[:budgets[-1]] for r in runs]), axis=0), float(np.median(wall)))
+            runs = [share_curve(task, tuner, budgets[-1], seed, truth) for seed in seeds]
+            out[shape, tuner] = (np.median(np.stack([c for c, _ in runs]), axis=0), float(np.median([w for _, w in runs])))
     return out, budgets
 
 
@@ -67,7 +56,7 @@ def run(quick: bool, plot: str | None = None):
     text = (table + f"\n\nMedian of {2 if quick else 5} seeds; true times from HypoGPU's oracle; measured with "
             f"HypoGPU's noisy Measurer; on {machine()}.\n\n{goals}\n")
     if plot:
-        _plot(data, budgets, plot)
+        plot_curves({k: curve for k, (curve, _) in data.items()}, plot)
         text += f"\nCurves drawn in {plot}.\n"
     return text
 
@@ -92,31 +81,8 @@ def _against_kernel_tuner(data, budgets) -> str:
             + table)
 
 
-def _plot(data, budgets, path):
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    shapes = sorted({s for s, _ in data}, key=list({s: 0 for s, _ in data}).index)
-    fig, axes = plt.subplots(1, len(shapes), figsize=(4 * len(shapes), 3.5), sharey=True)
-    for ax, shape in zip(np.atleast_1d(axes), shapes):
-        for tuner in TUNERS:
-            curve, _ = data[shape, tuner]
-            ax.plot(np.arange(1, len(curve) + 1), 100 * curve, label=tuner)
-        ax.set(xscale="log", title=shape, xlabel="measurements")
-    np.atleast_1d(axes)[0].set_ylabel("% of optimum")
-    np.atleast_1d(axes)[0].legend()
-    fig.tight_layout()
-    fig.savefig(path)
-
-
 def main(argv=None):
-    argv = list(sys.argv[1:] if argv is None else argv)
-    plot = None
-    if "--plot" in argv:
-        i = argv.index("--plot")
-        plot = argv[i + 1]
-        del argv[i:i + 2]
-    common.main(__doc__, "search_curves", lambda quick: run(quick, plot), argv)
+    common.main_with_plot(__doc__, "search_curves", run, argv)
 
 
 if __name__ == "__main__":
