@@ -99,7 +99,7 @@ class Autotuner:
             raise ValueError(f"autotune({self.__name__}): give configs=[...] or space=Space(...)")
         if space is not None and not isinstance(space, Space):
             raise TypeError(f"autotune({self.__name__}): space= must be a Space, got {type(space).__name__}")
-        self.tuner = tuner or ("exhaustive" if self.configs is not None else "random")
+        self.tuner = tuner or ("exhaustive" if self.configs is not None else "ansor")
         from .tuners import TUNERS, Tuner
         if not (isinstance(self.tuner, Tuner) or (isinstance(self.tuner, type) and issubclass(self.tuner, Tuner))
                 or self.tuner in TUNERS):
@@ -382,7 +382,8 @@ def autotune(configs=None, key=(), prune_configs_by=None, reset_to_zero=None, re
     code and have no effect: HypoGPU's Measurer times every config, simulated, with its own
     compile and run costs and `repeats`; `cache_results=False` keeps this kernel's results out
     of the disk cache, as in Triton), plus
-    `tuner` ("exhaustive" | "random" | "grid" | a Tuner class or object), `budget` (default: all
+    `tuner` ("exhaustive", the default for configs | "ansor", the default for a space | "autotvm" |
+    "random" | "grid" | a Tuner class or object), `budget` (default: all
     configs for "exhaustive", 128 otherwise), `space`, `device`, `seed`, `bucket`, `cache_dir`,
     `repeats` (timed repeats per measurement), `progress` (a progress bar on stderr), and
     `verify` (True, or a reference function `args -> {name: expected}`): after tuning, the

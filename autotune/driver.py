@@ -63,19 +63,21 @@ class Progress:
         self.bar.close()
 
 
-def tune(task, tuner="random", budget: int | None = None, seed: int = 0, measurer=None, configs=None,
+def tune(task, tuner=None, budget: int | None = None, seed: int = 0, measurer=None, configs=None,
          batch_size: int = 16, repeats: int = 1, log: RecordLog | None = None, key: str = "", resume=(),
          progress: bool | None = None) -> TuneResult:
     """Tune `task` (a Task) and return the best config found.
 
-    `tuner`: "exhaustive" (needs `configs` or walks the whole space), "random", "grid", or a
-    Tuner; `budget`: most measurements (default: everything the tuner proposes); `log`: records
+    `tuner`: "ansor" (the default for a space), "autotvm", "exhaustive" (the default for a
+    config list; walks the whole space otherwise), "random", "grid", or a Tuner; `budget`: most measurements (default: everything the tuner proposes); `log`: records
     are appended here as they are measured; `resume`: records of an earlier, interrupted run:
     when the tuner proposes a config they hold, the record stands in for measuring it (the
     noise stream advanced as measuring did), so a resumed tuning takes exactly the steps an
     uninterrupted one takes, and a config recorded twice counts once."""
     if budget is not None and budget < 1:
         raise ValueError(f"tune: budget must be a positive number of measurements, got {budget}")
+    if tuner is None:
+        tuner = "exhaustive" if configs is not None else "ansor"
     if measurer is None:
         from minitriton.hypogpu import Measurer
         measurer = Measurer(task.device, seed=seed)

@@ -249,7 +249,7 @@ def test_search_over_a_space_with_a_tuner_object(tmp_path, tunings):
     assert [n for _, n in tunings] == [5, 5]
     assert k.best_config in space
     default = autotune(space=space, key=["M"], cache_dir=tmp_path / "d")(scale_kernel)
-    assert default.tuner == "random" and default.budget == 128
+    assert default.tuner == "ansor" and default.budget == 128        # a space: Ansor by default (issue 10)
 
 
 def test_a_damaged_results_database_is_set_aside(tmp_path, tunings):
