@@ -16,7 +16,7 @@ import time
 import numpy as np
 
 from benchmarks import common
-from benchmarks.common import markdown, machine
+from benchmarks.common import markdown, machine, tuner_cpu
 
 
 def _spearman(a, b):
@@ -58,9 +58,9 @@ def ranking(quick: bool) -> str:
 def cost(quick: bool) -> str:
     import kernels
     from kernels.shapes import SHAPES
-    from autotune import Task, tune, features as F
+    from autotune import Task, features as F
     from autotune.model import CostModel, throughput
-    from minitriton.hypogpu import oracle, Measurer
+    from minitriton.hypogpu import oracle
     task = Task(kernels.matmul, **SHAPES["square"])
     times = oracle(task).times
     x = F.program_matrix(task, task.space)
@@ -74,18 +74,7 @@ def cost(quick: bool) -> str:
     per = (time.perf_counter() - t) / 100_000
     budget = 256 if quick else 1024
 
-    class Timed(Measurer):  # the measuring's own CPU time, subtracted to leave the tuner's
-        spent = 0.0
-
-        def measure(self, *a, **kw):
-            t = time.process_time()
-            m = super().measure(*a, **kw)
-            Timed.spent += time.process_time() - t
-            return m
-    t_cpu, t_wall = time.process_time(), time.perf_counter()
-    tune(task, "autotvm", budget=budget, seed=0, measurer=Timed(task.device, seed=0))
-    cpu, wall = time.process_time() - t_cpu - Timed.spent, time.perf_counter() - t_wall
-    per_64 = cpu / budget * 64
+    per_64, wall = tuner_cpu(task, "autotvm", budget)
     rows = [["training on 512 samples", f"{fit * 1e3:.0f} ms CPU", ""],
             ["prediction per config (100,000 at once)", f"{per * 1e6:.2f} µs", ""],
             ["tuner CPU per 64 measurements", f"{per_64:.2f} s", "≤ 0.5 s: " + ("met" if per_64 <= 0.5 else "missed")],

@@ -103,7 +103,7 @@ def cases(quick):
     table = [np.array([mt.data_ptr(x) for x in xs], np.int64)
              for xs in ([p[0] for p in mats], [p[1] for p in mats], outs)]
     dims = np.array([size] * 3 * g, np.int32)
-    out.append((f"grouped GEMM (tutorial 08, 128x128x32, 84 programs)", f"{g}x{size}^3",
+    out.append(("grouped GEMM (tutorial 08, 128x128x32, 84 programs)", f"{g}x{size}^3",
                 lambda: (grouped_gemm[(84,)](*table, dims, g, NUM_SMS=84, BM=128, BN=128, BK=32), np.stack(outs))[1],
                 lambda: np.stack([(x.astype(np.float32) @ y.astype(np.float32)).astype(np.float16) for x, y in mats]),
                 1e-2 * np.sqrt(size), grouped_gemm))

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .model_based import ModelBasedTuner, ListSpace
+from .model_based import ModelBasedTuner
 from .. import sketch as S
 
 VARIANTS = ("full", "beam", "no_finetune", "limited")

@@ -34,7 +34,7 @@ import warnings
 
 import numpy as np
 
-from .model_based import ModelBasedTuner, ListSpace, Subset
+from .model_based import ModelBasedTuner, Subset
 from .. import features as F
 from ..model import CostModel, throughput
 
