@@ -100,3 +100,34 @@ def test_decorator_with_a_config_list_on_a_user_kernel(tmp_path, monkeypatch):
 def test_bad_settings_name_the_setting(bad, match):
     with pytest.raises(ValueError, match=match):
         AnsorTuner(**bad)
+
+
+def test_resumed_ansor_continues_from_its_records(tmp_path):
+    from autotune import RecordLog
+    task = Task(kernels.matmul, **SHAPES["wgrad"])
+    log = RecordLog(tmp_path / "r.jsonl")
+    full = tune(task, "ansor", budget=48, seed=2, log=log, key="k")
+    resumed = tune(task, "ansor", budget=48, seed=2, key="k", resume=log.read("k")[:20])
+    assert [r.config for r in resumed.history] == [r.config for r in full.history]
+
+
+def test_settings_are_part_of_the_cache_key():
+    from autotune.autotuner import _tuner_key
+    assert _tuner_key(AnsorTuner(variant="beam")) != _tuner_key(AnsorTuner())
+    assert _tuner_key(AnsorTuner(population=256)) != _tuner_key(AnsorTuner())
+
+
+def test_decorator_over_a_space_on_a_user_kernel(tmp_path):
+    @autotune(space=Space(BLOCK=[32, 64, 128, 256], num_warps=[1, 2, 4]), key=["n"], tuner="ansor", budget=6,
+              cache_dir=tmp_path)
+    @mt.jit
+    def negate(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        tl.store(y_ptr + offs, -tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+
+    x = np.arange(700, dtype=np.float32)
+    y = np.zeros_like(x)
+    with pytest.warns(RuntimeWarning, match="knob features"):
+        negate[lambda meta: (mt.cdiv(700, meta["BLOCK"]),)](x, y, 700)
+    np.testing.assert_array_equal(y, -x)
+    assert negate.best_config.kwargs["BLOCK"] in (32, 64, 128, 256)
