@@ -4,6 +4,7 @@ from .task import Task
 from .driver import tune, TuneResult, NoValidConfig
 from .autotuner import autotune, heuristics, Autotuner, Heuristics
 from .records import Record, RecordLog
+from . import te
 
 __all__ = ["Config", "Space", "as_config", "Task", "tune", "TuneResult", "NoValidConfig", "autotune", "heuristics",
-           "Autotuner", "Heuristics", "Record", "RecordLog"]
+           "Autotuner", "Heuristics", "Record", "RecordLog", "te"]

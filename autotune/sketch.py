@@ -26,6 +26,7 @@ class Sketch:
     name: str
     rules: tuple          # the rules that made it (Ansor's table 1), in words
     space: object         # a Space of the blanks' legal values, or a list of configs
+    source: str = ""      # the kernels' source, for a generated operator (autotune/codegen.py)
 
     def __repr__(self):
         return f"Sketch({self.name!r}: {' + '.join(self.rules)})"
@@ -39,6 +40,7 @@ class Decision:
     applies: bool
     reason: str
     space: object = None
+    source: str = ""
 
 
 class Sketches(list):
@@ -71,7 +73,8 @@ def restrict(space: Space, **domains) -> Space:
 
 
 def build(decisions) -> Sketches:
-    return Sketches([Sketch(d.name, tuple(d.rule.split(" + ")), d.space) for d in decisions if d.applies], decisions)
+    return Sketches([Sketch(d.name, tuple(d.rule.split(" + ")), d.space, d.source) for d in decisions if d.applies],
+                    decisions)
 
 
 def of(task, space=None, configs=None) -> Sketches:

@@ -218,17 +218,22 @@ def grouped_dram(npm, npn, G, SK, a_tile_bytes, b_tile_bytes, all_loads):
     return dram
 
 
-def _reduce_profile(M, N, SK, itemsize, bias, activation, enabled):
-    """The split-K reduction: SPLIT_K fp32 partial tiles summed per 64x64 output block."""
+def _reduce_profile(M, N, SK, itemsize, bias, activation, enabled, epilogue=None, name="splitk_reduce_kernel"):
+    """The split-K reduction: SPLIT_K fp32 partial tiles summed per 64x64 output block (and the
+    epilogue: `epilogue` = (element-wise ops, bytes per N of vectors along N, along M, and per
+    element of M x N tiles) when it is not the library's bias/ReLU)."""
     from minitriton.hypogpu.profile import Profile, meta_key, register_estimate
     tiles = _cdiv(M, REDUCE_BLOCK) * _cdiv(N, REDUCE_BLOCK)
     block = REDUCE_BLOCK * REDUCE_BLOCK
+    ops, per_n, per_m, per_mn = epilogue if epilogue is not None else \
+        (bool(bias) + (activation == "relu"), itemsize if bias else 0, 0, 0)
     meta = dict(SPLIT_K=SK, BLOCK_M=REDUCE_BLOCK, BLOCK_N=REDUCE_BLOCK, HAS_BIAS=bias, num_warps=4, num_stages=3)
-    return Profile("splitk_reduce_kernel", grid=tiles, num_warps=4, num_stages=3, k_steps=SK,
-                   load_bytes_step=M * N * 4.0 / tiles + (N * itemsize / _cdiv(N, REDUCE_BLOCK) / SK if bias else 0),
-                   alu_flops=block * (SK + bool(bias) + (activation == "relu")),
+    side = (per_n * N * _cdiv(M, REDUCE_BLOCK) + per_m * M * _cdiv(N, REDUCE_BLOCK) + per_mn * M * N) / tiles
+    return Profile(name, grid=tiles, num_warps=4, num_stages=3, k_steps=SK,
+                   load_bytes_step=M * N * 4.0 / tiles + side / SK,
+                   alu_flops=block * (SK + ops),
                    store_bytes=M * N * itemsize / tiles, regs=register_estimate(0, 0, 4, block),
-                   key=meta_key("splitk_reduce_kernel", meta), enabled=enabled)
+                   key=meta_key(name, meta), enabled=enabled)
 
 
 def _bias_act_profile(M, N, itemsize, bias, activation):
@@ -244,8 +249,12 @@ def _bias_act_profile(M, N, itemsize, bias, activation):
                    key=meta_key("bias_act_kernel", meta), enabled=True)
 
 
-def launch_profile(shape, cfg, itemsize=2, bias=False, activation=None, fuse_epilogue=True):
-    """The launches `matmul` makes for shape {M, N, K} and config knobs (scalars or arrays)."""
+def launch_profile(shape, cfg, itemsize=2, bias=False, activation=None, fuse_epilogue=True, epilogue=None,
+                   names=("matmul_kernel", "splitk_reduce_kernel")):
+    """The launches `matmul` makes for shape {M, N, K} and config knobs (scalars or arrays).
+    `epilogue` = (element-wise ops per output element, bytes per N of vectors it loads along N,
+    along M, bytes per element of M x N tiles) describes a generated epilogue (autotune/codegen.py)
+    instead of bias/ReLU; `names` are the kernels' names."""
     from minitriton.hypogpu.profile import Profile, meta_key, register_estimate
     M, N, K = (int(shape[k]) for k in ("M", "N", "K"))
     (BM, BN, BK, G, SK, W, S), npm, npn, grid, steps = tiled_grid(M, N, K, cfg)
@@ -253,22 +262,25 @@ def launch_profile(shape, cfg, itemsize=2, bias=False, activation=None, fuse_epi
     k_per_program = K / SK                           # masked K beyond the end loads nothing
     fused_bias = bool(bias) and fuse_epilogue
     fused_act = activation if fuse_epilogue else None
+    ops, per_n, per_m, per_mn = epilogue if epilogue is not None else \
+        (fused_bias + (fused_act == "relu"), itemsize if fused_bias else 0, 0, 0)
     single = SK == 1
-    loaded = (BM + BN) * k_per_program * itemsize + np.where(single & fused_bias, N * itemsize / npn, 0)
+    side = per_n * N / npn + per_m * M / npm + per_mn * M * N / tiles
+    loaded = (BM + BN) * k_per_program * itemsize + np.where(single, side, 0)
     stores = np.where(single, M * N * itemsize / tiles, M * N * 4.0 * SK / grid)
-    alu = np.where(single, BM * BN * (fused_bias + (fused_act == "relu")), 0)
+    alu = np.where(single, BM * BN * ops, 0)
     meta = dict(BLOCK_M=BM, BLOCK_N=BN, BLOCK_K=BK, GROUP_M=G, SPLIT_K=SK, HAS_BIAS=np.asarray(fused_bias),
                 num_warps=W, num_stages=S)
 
     dram = grouped_dram(npm, npn, G, SK, BM * k_per_program * itemsize, BN * k_per_program * itemsize,
                         grid * loaded)
-    extra = [_reduce_profile(M, N, SK, itemsize, fused_bias, fused_act, SK > 1)]
+    extra = [_reduce_profile(M, N, SK, itemsize, fused_bias, fused_act, SK > 1, epilogue, names[1])]
     if not fuse_epilogue and (bias or activation):
         extra.append(_bias_act_profile(M, N, itemsize, bool(bias), activation))
-    return Profile("matmul_kernel", grid=grid, num_warps=W, num_stages=S, k_steps=steps,
+    return Profile(names[0], grid=grid, num_warps=W, num_stages=S, k_steps=steps,
                    tc_flops_step=2.0 * BM * BN * BK, load_bytes_step=loaded / steps, tile=(BM, BN, BK),
                    smem_stage=(BM * BK + BK * BN) * itemsize, regs=register_estimate(BM, BN, W), alu_flops=alu,
-                   store_bytes=stores, dram_bytes=dram, key=meta_key("matmul_kernel", meta), extra=extra)
+                   store_bytes=stores, dram_bytes=dram, key=meta_key(names[0], meta), extra=extra)
 
 
 def sketch_rules(shape, space, epilogue=None):

@@ -1,0 +1,434 @@
+"""From a te computation to minitriton kernels: analysis, Ansor's sketch rules, and source.
+
+`generate(output)` inlines element-wise computes into their consumer, then finds the one
+reduction at the heart of the computation and classifies it:
+
+* a contraction `sum_k A[.., k, ..] * B[.., k, ..]` (a matmul, either operand transposed, by
+  strides) with an element-wise epilogue (bias along either output axis, another M x N input,
+  scaling, ReLU, GELU, exp, casts): multi-level tiling with the epilogue fused into the store,
+  and, where the output cannot fill the GPU and K is long, rfactor (split-K partial tiles and
+  a kernel that adds them and applies the epilogue);
+* anything else is refused with an error naming the expression.
+
+Each sketch's kernels are emitted as readable minitriton source (`sketch.source`), compiled
+from it (registered with linecache so tracebacks and the lowering see it), with the blanks
+(BLOCK_M/N/K, GROUP_M, SPLIT_K, warps, stages) as constexpr meta-parameters, and the operator
+states its launch profile from the same structure as the library GEMM (kernels/gemm.py).
+"""
+from __future__ import annotations
+
+import linecache
+import textwrap
+
+import numpy as np
+
+from . import te
+from .sketch import Sketch, gemm_rules
+from .space import Config, Space, as_config
+
+SPACE = dict(BLOCK_M=[16, 32, 64, 128, 256], BLOCK_N=[16, 32, 64, 128, 256], BLOCK_K=[16, 32, 64, 128, 256],
+             num_warps=[1, 2, 4, 8, 16], num_stages=[1, 2, 3, 4, 5, 6, 7], GROUP_M=[1, 2, 4, 8, 16, 32],
+             SPLIT_K=[1, 2, 4, 8, 16, 32])
+DEFAULT = Config({"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "GROUP_M": 8, "SPLIT_K": 1}, num_warps=4, num_stages=3)
+REDUCE_BLOCK = 64
+_NP = {"float16": np.float16, "float32": np.float32}
+
+
+class Unsupported(NotImplementedError):
+    """The generator has no rule for this expression (it says which)."""
+
+
+# ---------------------------------------------------------------- analysis
+def _inline(e):
+    """`e` with every element-wise read of a compute replaced by that compute's body."""
+    if isinstance(e, te.Access) and isinstance(e.tensor, te.Compute):
+        t = e.tensor
+        if all(isinstance(i, te.Var) for i in e.index) and len(set(map(id, e.index))) == len(e.index):
+            return _inline(_substitute(t.body, dict(zip(map(id, t.axes), e.index))))
+        raise Unsupported(f"{e!r}: reading the computed tensor {t.name} at shifted or repeated indices")
+    if isinstance(e, te.Binary):
+        return te.Binary(e.op, _inline(e.a), _inline(e.b))
+    if isinstance(e, te.Call):
+        return te.Call(e.fn, _inline(e.arg), e.dtype)
+    if isinstance(e, te.Reduce):
+        return te.Reduce(e.kind, _inline(e.body), e.axes)
+    return e
+
+
+def _substitute(e, env):
+    if isinstance(e, te.Var) and id(e) in env:
+        return env[id(e)]
+    if isinstance(e, te.Access):
+        return te.Access(e.tensor, tuple(_substitute(i, env) for i in e.index))
+    if isinstance(e, te.Binary):
+        return te.Binary(e.op, _substitute(e.a, env), _substitute(e.b, env))
+    if isinstance(e, te.Call):
+        return te.Call(e.fn, _substitute(e.arg, env), e.dtype)
+    if isinstance(e, te.Reduce):
+        return te.Reduce(e.kind, _substitute(e.body, env), e.axes)
+    return e
+
+
+def _reductions(e, out):
+    if isinstance(e, te.Reduce):
+        out.append(e)
+    for c in te.children(e):
+        _reductions(c, out)
+    return out
+
+
+class Contraction:
+    """C[m, n] = epilogue(sum_k A[..] * B[..]): which placeholder dims are m, n and k."""
+
+    def __init__(self, output: te.Compute):
+        if len(output.shape) != 2:
+            raise Unsupported(f"{output.name}: only 2-D outputs are generated so far (batched matmul is not)")
+        body = _inline(output.body)
+        reds = _reductions(body, [])
+        if len(reds) != 1:
+            raise Unsupported(f"{output.name} = {body!r}: one reduction is supported, found {len(reds)}")
+        red = reds[0]
+        if red.kind != "sum" or len(red.axes) != 1:
+            raise Unsupported(f"{red!r}: only a sum over one axis of a product is generated so far")
+        prod = _strip_casts(red.body)
+        if not (isinstance(prod, te.Binary) and prod.op == "*"):
+            raise Unsupported(f"{red!r}: the reduced expression is not a product of two inputs")
+        a, b = _strip_casts(prod.a), _strip_casts(prod.b)
+        m, n = output.axes
+        k = red.axes[0]
+        for x in (a, b):
+            if not (isinstance(x, te.Access) and isinstance(x.tensor, te.Placeholder) and len(x.index) == 2
+                    and all(isinstance(i, te.Var) for i in x.index)):
+                raise Unsupported(f"{x!r}: each factor must read an input at plain indices")
+        if k not in a.index or k not in b.index:
+            raise Unsupported(f"{red!r}: both factors must be indexed by the reduction axis {k.name}")
+        if m not in a.index and m in b.index:
+            a, b = b, a
+        if m not in a.index or n not in b.index:
+            raise Unsupported(f"{red!r}: the factors must be indexed by ({m.name}, k) and (k, {n.name})")
+        self.output, self.red, self.a, self.b, self.m, self.n, self.k = output, red, a, b, m, n, k
+        self.a_dims = (a.index.index(m), a.index.index(k))   # which placeholder dim is m, k
+        self.b_dims = (b.index.index(k), b.index.index(n))
+        if a.tensor.dtype != b.tensor.dtype:
+            raise Unsupported(f"{red!r}: inputs of different types ({a.tensor.dtype}, {b.tensor.dtype})")
+        self.dtype_in, self.dtype_out = a.tensor.dtype, output.dtype
+        self.sizes = {"M": output.shape[0], "N": output.shape[1], "K": k.extent}
+        self.epilogue = Epilogue(body, red, m, n)
+        self.inputs = [a.tensor, b.tensor] + [t for t in self.epilogue.tensors if t not in (a.tensor, b.tensor)]
+
+
+def _strip_casts(e):
+    while isinstance(e, te.Call) and e.fn == "cast":
+        e = e.arg
+    return e
+
+
+class Epilogue:
+    """The element-wise expression around the reduction, as minitriton source over `acc`
+    (fp32, one output tile), with the side inputs it loads and its cost."""
+
+    def __init__(self, body, red, m, n):
+        self.tensors, self.lines, self.ops = [], [], 0
+        self.per_n = self.per_m = self.per_mn = 0
+        self.m, self.n = m, n
+        self.expr = self._emit(body, red)
+
+    def _emit(self, e, red):
+        if e is red:
+            return "acc"
+        if isinstance(e, te.Const):
+            return repr(float(e.value))
+        if isinstance(e, te.Binary):
+            a, b = self._emit(e.a, red), self._emit(e.b, red)
+            self.ops += 1
+            return f"({a} {e.op} {b})"
+        if isinstance(e, te.Call):
+            x = self._emit(e.arg, red)
+            if e.fn == "relu":
+                self.ops += 1
+                return f"tl.maximum({x}, 0.0)"
+            if e.fn == "exp":
+                self.ops += 1
+                return f"tl.exp({x})"
+            if e.fn == "gelu":   # erf form: 0.5 x (1 + erf(x / sqrt 2)), five element-wise ops
+                name = self._temp(x)
+                self.ops += 5
+                return f"(0.5 * {name} * (1.0 + tl.erf({name} * 0.7071067811865476)))"
+            if e.fn == "cast":   # rounded to the type, computed on in fp32
+                return f"{x}.to(tl.{e.dtype}).to(tl.float32)"
+        if isinstance(e, te.Access) and isinstance(e.tensor, te.Placeholder):
+            return self._load(e)
+        raise Unsupported(f"{e!r}: not an element-wise expression of the reduction and inputs")
+
+    def _temp(self, x):
+        name = f"e{len(self.lines)}"
+        self.lines.append(f"{name} = {x}")
+        return name
+
+    def _load(self, e):
+        t = e.tensor
+        if t not in self.tensors:
+            self.tensors.append(t)
+        j = self.tensors.index(t)
+        item = np.dtype(_NP.get(t.dtype, np.float32)).itemsize
+        idx = list(e.index)
+        if idx == [self.n]:
+            self.per_n += item
+            return self._temp(f"tl.load(x{j}_ptr + offs_cn * stride_x{j}_0, mask=offs_cn < N, other=0.0)"
+                              f".to(tl.float32)[None, :]")
+        if idx == [self.m]:
+            self.per_m += item
+            return self._temp(f"tl.load(x{j}_ptr + offs_cm * stride_x{j}_0, mask=offs_cm < M, other=0.0)"
+                              f".to(tl.float32)[:, None]")
+        if idx in ([self.m, self.n], [self.n, self.m]):
+            self.per_mn += item
+            sm, sn = (0, 1) if idx[0] is self.m else (1, 0)
+            return self._temp(f"tl.load(x{j}_ptr + offs_cm[:, None] * stride_x{j}_{sm} + offs_cn[None, :] * "
+                              f"stride_x{j}_{sn}, mask=c_mask, other=0.0).to(tl.float32)")
+        raise Unsupported(f"{e!r}: an epilogue input must be read at [n], [m] or [m, n] of the output")
+
+    def source(self, indent):
+        return textwrap.indent("\n".join(self.lines + [f"acc = {self.expr}"]), indent)
+
+    @property
+    def cost(self):
+        return (self.ops, self.per_n, self.per_m, self.per_mn)
+
+
+# ---------------------------------------------------------------- source
+def _side_params(c):
+    extra = c.inputs[2:]
+    ptrs = "".join(f", x{j}_ptr" for j in range(len(extra)))
+    strides = "".join(f", stride_x{j}_{d}" for j, t in enumerate(extra) for d in range(len(t.shape)))
+    return ptrs, strides
+
+
+def contraction_source(c: Contraction, name: str) -> str:
+    ptrs, strides = _side_params(c)
+    epi = c.epilogue.source(" " * 8)
+    return f'''@mt.jit
+def {name}_kernel(a_ptr, b_ptr, c_ptr{ptrs}, M, N, K, stride_am, stride_ak, stride_bk, stride_bn,
+                  stride_cs, stride_cm, stride_cn{strides}, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                  BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr, SPLIT_K: tl.constexpr):
+    """{c.output.name} = {c.output.body!r}, one BLOCK_M x BLOCK_N tile per program (of one K split)."""
+    pid_m, pid_n = grouped_tile(tl.program_id(0), tl.cdiv(M, BLOCK_M), tl.cdiv(N, BLOCK_N), GROUP_M)
+    pid_k = tl.program_id(1)
+    k_per_split = tl.cdiv(K, SPLIT_K * BLOCK_K) * BLOCK_K
+    k_start = pid_k * k_per_split
+    offs_am = (pid_m * BLOCK_M + tl.arange(0, BLOCK_M)) % M
+    offs_bn = (pid_n * BLOCK_N + tl.arange(0, BLOCK_N)) % N
+    offs_k = tl.arange(0, BLOCK_K)
+    a_ptrs = a_ptr + (offs_am[:, None] * stride_am + (k_start + offs_k[None, :]) * stride_ak)
+    b_ptrs = b_ptr + ((k_start + offs_k[:, None]) * stride_bk + offs_bn[None, :] * stride_bn)
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, k_per_split, BLOCK_K):
+        k_left = K - k_start - k
+        a = tl.load(a_ptrs, mask=offs_k[None, :] < k_left, other=0.0)
+        b = tl.load(b_ptrs, mask=offs_k[:, None] < k_left, other=0.0)
+        acc = tl.dot(a, b, acc)
+        a_ptrs += BLOCK_K * stride_ak
+        b_ptrs += BLOCK_K * stride_bk
+    offs_cm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_cn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    c_mask = (offs_cm[:, None] < M) & (offs_cn[None, :] < N)
+    if SPLIT_K == 1:   # the epilogue, fused into the store
+{epi}
+        c = acc.to(c_ptr.dtype.element_ty)
+    else:              # fp32 partial sums into the workspace
+        c = acc
+    tl.store(c_ptr + pid_k * stride_cs + offs_cm[:, None] * stride_cm + offs_cn[None, :] * stride_cn, c, mask=c_mask)
+'''
+
+
+def reduce_source(c: Contraction, name: str) -> str:
+    ptrs, strides = _side_params(c)
+    epi = c.epilogue.source(" " * 4)
+    return f'''@mt.jit
+def {name}_reduce(ws_ptr, c_ptr{ptrs}, M, N, stride_ws, stride_wm, stride_wn, stride_cm, stride_cn{strides},
+                  SPLIT_K: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    """rfactor's second kernel: the SPLIT_K partial tiles added, then the epilogue."""
+    offs_cm = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_cn = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
+    c_mask = (offs_cm[:, None] < M) & (offs_cn[None, :] < N)
+    ws_ptrs = ws_ptr + offs_cm[:, None] * stride_wm + offs_cn[None, :] * stride_wn
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for s in tl.static_range(SPLIT_K):
+        acc += tl.load(ws_ptrs + s * stride_ws, mask=c_mask, other=0.0)
+{epi}
+    tl.store(c_ptr + offs_cm[:, None] * stride_cm + offs_cn[None, :] * stride_cn, acc.to(c_ptr.dtype.element_ty),
+             mask=c_mask)
+'''
+
+
+def _compile(source: str, filename: str) -> dict:
+    """Run generated source as a module of its own, visible to inspect and tracebacks."""
+    import minitriton as mt
+    import minitriton.language as tl
+    from kernels.gemm import grouped_tile
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    namespace = {"mt": mt, "tl": tl, "grouped_tile": grouped_tile, "__name__": filename}
+    exec(compile(source, filename, "exec"), namespace)
+    return namespace
+
+
+# ---------------------------------------------------------------- the operator
+class Operator:
+    """A generated operator: call it on numpy arrays, or make it a Task to tune."""
+
+    def __init__(self, c: Contraction):
+        self.c = c
+        self.name = c.output.name
+        self.__name__ = f"te_{self.name}"
+        self.space = Space(SPACE)
+        self.shape_keys = tuple(sorted({s.name for t in c.inputs for s in t.shape if isinstance(s, te.Var)}))
+        self.main_source = contraction_source(c, self.__name__)
+        self.reduce_source = reduce_source(c, self.__name__)
+        fn = f"<te.generate {self.__name__}>"
+        ns = _compile(self.main_source + "\n\n" + self.reduce_source, fn)
+        self.kernel, self.reducer = ns[f"{self.__name__}_kernel"], ns[f"{self.__name__}_reduce"]
+        self.default = DEFAULT
+
+    # -- sketches --------------------------------------------------------------------------------------
+    def sketch_rules(self, shape, space):
+        M, N, K = (self._size(self.c.sizes[d], shape) for d in ("M", "N", "K"))
+        what = f"{self.name} = sum over {self.c.k.name} of {self.c.a!r} * {self.c.b!r}"
+        epi = None if self.c.epilogue.expr == "acc" else "element-wise: " + self.c.epilogue.expr
+        decisions = gemm_rules(M, N, K, space, what=what, epilogue=epi)
+        for d in decisions:
+            d.source = self.main_source + ("\n\n" + self.reduce_source if "rfactor" in d.name else "")
+        return decisions
+
+    @property
+    def sketches(self):
+        """Every sketch the rules can make, with its source (`Task(op, ...).sketches` lists
+        those generated at a shape)."""
+        out = []
+        for name, src in (("tiled", self.main_source), ("tiled + rfactor", self.main_source + "\n\n" + self.reduce_source)):
+            split = [1] if name == "tiled" else [v for v in SPACE["SPLIT_K"] if v > 1]
+            space = Space({**SPACE, "SPLIT_K": split})
+            out.append(Sketch(name, ("multi-level tiling",) + (("rfactor",) if split != [1] else ()), space, src))
+        return out
+
+    def _size(self, s, shape):
+        if isinstance(s, te.Var):
+            if s.name not in shape:
+                raise TypeError(f"{self.name}: the shape needs {s.name}")
+            return int(shape[s.name])
+        return int(s)
+
+    # -- profile ---------------------------------------------------------------------------------------
+    def launch_profile(self, shape, cfg):
+        from kernels.gemm import launch_profile
+        dims = {d: self._size(self.c.sizes[d], shape) for d in ("M", "N", "K")}
+        item = np.dtype(_NP[self.c.dtype_in]).itemsize
+        return launch_profile(dims, cfg, itemsize=item, epilogue=self.c.epilogue.cost,
+                              names=(f"{self.__name__}_kernel", f"{self.__name__}_reduce"))
+
+    # -- running ---------------------------------------------------------------------------------------
+    def __call__(self, *arrays, config=None, out=None):
+        c = self.c
+        if len(arrays) != len(c.inputs):
+            raise TypeError(f"{self.name}: expects {len(c.inputs)} arrays ({', '.join(t.name for t in c.inputs)}), "
+                            f"got {len(arrays)}")
+        env = {}
+        for t, x in zip(c.inputs, arrays):
+            if not isinstance(x, np.ndarray) or x.ndim != len(t.shape):
+                raise ValueError(f"{self.name}: {t.name} must be a {len(t.shape)}-D numpy array, got "
+                                 f"{getattr(x, 'shape', type(x).__name__)}")
+            if x.dtype != np.dtype(_NP.get(t.dtype, np.float32)):
+                raise TypeError(f"{self.name}: {t.name} must be {t.dtype}, got {x.dtype}")
+            for s, n in zip(t.shape, x.shape):
+                if isinstance(s, te.Var):
+                    if env.setdefault(s.name, n) != n:
+                        raise ValueError(f"{self.name}: {s.name} is {env[s.name]} by one input and {n} by {t.name}")
+                elif s != n:
+                    raise ValueError(f"{self.name}: {t.name} has {n} where its shape says {s}")
+        M, N, K = (self._size(c.sizes[d], env) for d in ("M", "N", "K"))
+        cfg = as_config(config or self.default)
+        kw = {**self.default.kwargs, **cfg.kwargs}
+        a, b = arrays[0], arrays[1]
+        sa, sb = _strides(a), _strides(b)
+        stride_am, stride_ak = sa[c.a_dims[0]], sa[c.a_dims[1]]
+        stride_bk, stride_bn = sb[c.b_dims[0]], sb[c.b_dims[1]]
+        side = list(arrays[2:])
+        side_strides = [s for x in side for s in _strides(x)]
+        y = np.empty((M, N), _NP[c.dtype_out]) if out is None else out
+        meta = dict(BLOCK_M=kw["BLOCK_M"], BLOCK_N=kw["BLOCK_N"], BLOCK_K=kw["BLOCK_K"], GROUP_M=kw["GROUP_M"],
+                    SPLIT_K=kw["SPLIT_K"], num_warps=cfg.num_warps, num_stages=cfg.num_stages)
+        grid = (-(-M // meta["BLOCK_M"]) * -(-N // meta["BLOCK_N"]), meta["SPLIT_K"])
+        if meta["SPLIT_K"] == 1:
+            self.kernel[grid](a, b, y, *side, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, 0, *_strides(y),
+                              *side_strides, **meta)
+        else:
+            ws = np.empty((meta["SPLIT_K"], M, N), np.float32)
+            self.kernel[grid](a, b, ws, *side, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, *_strides(ws),
+                              *side_strides, **meta)
+            self.reducer[(-(-M // REDUCE_BLOCK), -(-N // REDUCE_BLOCK))](
+                ws, y, *side, M, N, *_strides(ws), *_strides(y), *side_strides, SPLIT_K=meta["SPLIT_K"],
+                BLOCK_M=REDUCE_BLOCK, BLOCK_N=REDUCE_BLOCK)
+        return y
+
+    def reference(self, *arrays):
+        """The computation in float64 numpy, straight from the expression (the numbers' check)."""
+        return evaluate(self.c.output, dict(zip(self.c.inputs, arrays)))
+
+    def __repr__(self):
+        return f"Operator({self.name}: {self.c.output.body!r})"
+
+
+def _strides(x):
+    return tuple(s // x.itemsize for s in x.strides)
+
+
+def evaluate(t: te.Tensor, bound: dict) -> np.ndarray:
+    """A tensor's values in float64, by numpy over its whole index space (small sizes only)."""
+    if isinstance(t, te.Placeholder):
+        return np.asarray(bound[t], np.float64)
+    sizes = {}
+    for p, x in bound.items():
+        for s, n in zip(p.shape, x.shape):
+            if isinstance(s, te.Var):
+                sizes[s.name] = n
+    shape = tuple(sizes[s.name] if isinstance(s, te.Var) else s for s in t.shape)
+    grids = np.meshgrid(*(np.arange(n) for n in shape), indexing="ij")
+    env = {id(a): g for a, g in zip(t.axes, grids)}
+    return np.broadcast_to(_eval(t.body, env, bound, sizes), shape).astype(np.float64)
+
+
+def _eval(e, env, bound, sizes):
+    if isinstance(e, te.Const):
+        return float(e.value)
+    if isinstance(e, te.Var):
+        return env[id(e)]
+    if isinstance(e, te.Binary):
+        a, b = _eval(e.a, env, bound, sizes), _eval(e.b, env, bound, sizes)
+        return {"+": np.add, "-": np.subtract, "*": np.multiply, "/": np.divide}[e.op](a, b)
+    if isinstance(e, te.Call):
+        x = _eval(e.arg, env, bound, sizes)
+        if e.fn == "relu":
+            return np.maximum(x, 0.0)
+        if e.fn == "exp":
+            return np.exp(x)
+        if e.fn == "gelu":
+            from math import erf, sqrt
+            return 0.5 * x * (1.0 + np.vectorize(erf)(x / sqrt(2.0)))
+        return np.asarray(x).astype(_NP.get(e.dtype, np.float32)).astype(np.float64)
+    if isinstance(e, te.Access):
+        values = evaluate(e.tensor, bound) if isinstance(e.tensor, te.Compute) else np.asarray(bound[e.tensor], np.float64)
+        return values[tuple(np.asarray(_eval(i, env, bound, sizes)) for i in e.index)]
+    if isinstance(e, te.Reduce):
+        ax = e.axes[0]
+        n = sizes[ax.extent.name] if isinstance(ax.extent, te.Var) else ax.extent
+        parts = []
+        for r in range(n):
+            env[id(ax)] = r
+            parts.append(_eval(e.body, env, bound, sizes))
+        del env[id(ax)]
+        return np.sum(parts, axis=0) if e.kind == "sum" else np.max(parts, axis=0)
+    raise Unsupported(f"{e!r}")
+
+
+def generate(output) -> Operator:
+    if not isinstance(output, te.Compute):
+        raise TypeError(f"te.generate: expects the output of te.compute, got {output!r}")
+    return Operator(Contraction(output))

@@ -1,0 +1,100 @@
+"""Generated operators (issue 11): a te computation becomes minitriton kernels, one per sketch,
+whose numbers match a float64 evaluation of the expression and whose stated launch profiles
+match what the executor counts."""
+import numpy as np
+import pytest
+
+from autotune import te, Task, tune
+from autotune.codegen import Unsupported
+from minitriton.hypogpu import oracle
+from minitriton.hypogpu.trace import trace
+from minitriton.testing import check_configs, accumulation_bound
+from tests.test_kernels import MATMUL_CONFIGS
+from tests.test_profiles import _check
+
+M, N, K = te.var("M"), te.var("N"), te.var("K")
+
+
+def _matmul(a_transposed=False, b_transposed=False, epilogue=None, dtype="float16"):
+    A = te.placeholder((K, M) if a_transposed else (M, K), dtype, name="A")
+    B = te.placeholder((N, K) if b_transposed else (K, N), dtype, name="B")
+    k = te.reduce_axis(K, name="k")
+    C = te.compute((M, N), lambda m, n: te.sum((A[k, m] if a_transposed else A[m, k]) *
+                                               (B[n, k] if b_transposed else B[k, n]), axis=k), name="C")
+    return te.generate(C if epilogue is None else epilogue(C))
+
+
+def _bias_gelu(C):
+    bias = te.placeholder((N,), "float16", name="bias")
+    return te.compute((M, N), lambda m, n: te.gelu(C[m, n] * 0.5 + bias[n]), name="D")
+
+
+def _row_scale_relu(C):
+    scale = te.placeholder((M,), "float16", name="scale")
+    return te.compute((M, N), lambda m, n: te.relu(C[m, n] * scale[m]), name="D")
+
+
+@pytest.mark.parametrize("ta,tb", [(False, False), (True, False), (False, True)])
+def test_matmul_any_transposition_matches_reference(ta, tb):
+    op = _matmul(ta, tb)
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((200, 100)).astype(np.float16)
+    b = rng.standard_normal((100, 150)).astype(np.float16)
+    args = (np.ascontiguousarray(a.T) if ta else a, np.ascontiguousarray(b.T) if tb else b)
+    ref = op.reference(*args)
+    np.testing.assert_allclose(ref, a.astype(np.float64) @ b, rtol=1e-12)
+    check_configs(lambda cfg: op(*args, config=cfg), MATMUL_CONFIGS, ref, abs_tol=accumulation_bound(a, b))
+
+
+@pytest.mark.parametrize("epilogue", [_bias_gelu, _row_scale_relu])
+def test_fused_epilogues_match_reference(epilogue):
+    op = _matmul(epilogue=epilogue)
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((130, 70)).astype(np.float16)
+    b = rng.standard_normal((70, 90)).astype(np.float16)
+    side = rng.standard_normal(130 if epilogue is _row_scale_relu else 90).astype(np.float16)
+    ref = op.reference(a, b, side)
+    tol = 2 * accumulation_bound(a, b) * (1 + np.abs(side).max())
+    res = check_configs(lambda cfg: op(a, b, side, config=cfg), MATMUL_CONFIGS[::2], ref, abs_tol=tol)
+    assert res.outputs[0].dtype == np.float16
+
+
+@pytest.mark.parametrize("cfg", [MATMUL_CONFIGS[0], MATMUL_CONFIGS[4], MATMUL_CONFIGS[7]])
+def test_stated_profile_matches_the_traced_one(cfg):
+    op = _matmul(True, epilogue=_bias_gelu)
+    a = np.zeros((50, 130), np.float16)          # transposed: K x M
+    b = np.zeros((50, 70), np.float16)
+    bias = np.zeros(70, np.float16)
+    cfg = dict(cfg, num_warps=4, num_stages=3)
+    _check(op.launch_profile(dict(M=130, N=70, K=50), cfg), trace(op, a, b, bias, config=cfg))
+
+
+def test_sketches_sources_and_tuning():
+    op = _matmul()
+    assert "tl.dot" in op.sketches[0].source and "def te_C_reduce" in op.sketches[1].source
+    assert [s.name for s in Task(op, M=4096, N=4096, K=4096).sketches] == ["tiled"]
+    wgrad = Task(op, M=512, N=512, K=32768)
+    assert [s.name for s in wgrad.sketches] == ["tiled", "tiled + rfactor"]
+    assert wgrad.sketches[1].source.count("@mt.jit") == 2
+    result = tune(wgrad, "ansor", budget=96, seed=0)
+    truth = oracle(wgrad)
+    assert truth.best_config.kwargs["SPLIT_K"] > 1                           # the rfactor sketch holds the best
+    assert truth.best_time / truth.time_of(result.best_config) > 0.9
+    relu = _matmul(epilogue=lambda C: te.compute((M, N), lambda m, n: te.relu(C[m, n]), name="R"))
+    text = str(Task(relu, M=4096, N=4096, K=4096).sketches)
+    assert "tiled, fused epilogue" in text and "cache write + separate epilogue      not generated" in text
+
+
+def test_what_cannot_be_generated_is_named():
+    X = te.placeholder((M, K), "float32", name="X")
+    k = te.reduce_axis(K, name="k")
+    with pytest.raises(Unsupported, match="product"):
+        te.generate(te.compute((M, N), lambda m, n: te.sum(X[m, k], axis=k), name="S"))
+    W = te.placeholder((K, N), "float32", name="W")
+    shifted = te.compute((M, N), lambda m, n: te.sum(X[m, k] * W[k, n], axis=k), name="C")
+    with pytest.raises(Unsupported, match="shifted"):
+        te.generate(te.compute((M, N), lambda m, n: shifted[m, n + 1], name="D"))
+    with pytest.raises(ValueError, match="dtype"):
+        te.placeholder((M,), "int4", name="bad")
+    with pytest.raises(TypeError, match="fcompute"):
+        te.compute((M,), 3)
