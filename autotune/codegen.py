@@ -271,10 +271,48 @@ def _compile(source: str, filename: str) -> dict:
     return namespace
 
 
-# ---------------------------------------------------------------- the operator
+# ---------------------------------------------------------------- the operators
 class Operator:
-    """A generated operator: call it on numpy arrays, or make it a Task to tune."""
+    """A generated operator: call it on numpy arrays, or make it a Task to tune (it states its
+    launch profile, space, shape keys and sketch rules, like a library kernel)."""
 
+    def _size(self, s, shape):
+        if isinstance(s, te.Var):
+            if s.name not in shape:
+                raise TypeError(f"{self.name}: the shape needs {s.name}")
+            return int(shape[s.name])
+        return int(s)
+
+    def _bind(self, arrays):
+        """The sizes the arrays give the te.vars, checked against the inputs' shapes and types."""
+        inputs = self.c.inputs
+        if len(arrays) != len(inputs):
+            raise TypeError(f"{self.name}: expects {len(inputs)} arrays ({', '.join(t.name for t in inputs)}), "
+                            f"got {len(arrays)}")
+        env = {}
+        for t, x in zip(inputs, arrays):
+            if not isinstance(x, np.ndarray) or x.ndim != len(t.shape):
+                raise ValueError(f"{self.name}: {t.name} must be a {len(t.shape)}-D numpy array, got "
+                                 f"{getattr(x, 'shape', type(x).__name__)}")
+            if x.dtype != np.dtype(_NP.get(t.dtype, np.float32)):
+                raise TypeError(f"{self.name}: {t.name} must be {t.dtype}, got {x.dtype}")
+            for s, n in zip(t.shape, x.shape):
+                if isinstance(s, te.Var):
+                    if env.setdefault(s.name, n) != n:
+                        raise ValueError(f"{self.name}: {s.name} is {env[s.name]} by one input and {n} by {t.name}")
+                elif s != n:
+                    raise ValueError(f"{self.name}: {t.name} has {n} where its shape says {s}")
+        return env
+
+    def reference(self, *arrays):
+        """The computation in float64 numpy, straight from the expression (the numbers' check)."""
+        return evaluate(self.c.output, dict(zip(self.c.inputs, arrays)))
+
+    def __repr__(self):
+        return f"Operator({self.name}: {self.c.output.body!r})"
+
+
+class GemmOperator(Operator):
     def __init__(self, c: Contraction):
         self.c = c
         self.name = c.output.name
@@ -309,13 +347,6 @@ class Operator:
             out.append(Sketch(name, ("multi-level tiling",) + (("rfactor",) if split != [1] else ()), space, src))
         return out
 
-    def _size(self, s, shape):
-        if isinstance(s, te.Var):
-            if s.name not in shape:
-                raise TypeError(f"{self.name}: the shape needs {s.name}")
-            return int(shape[s.name])
-        return int(s)
-
     # -- profile ---------------------------------------------------------------------------------------
     def launch_profile(self, shape, cfg):
         from kernels.gemm import launch_profile
@@ -327,22 +358,7 @@ class Operator:
     # -- running ---------------------------------------------------------------------------------------
     def __call__(self, *arrays, config=None, out=None):
         c = self.c
-        if len(arrays) != len(c.inputs):
-            raise TypeError(f"{self.name}: expects {len(c.inputs)} arrays ({', '.join(t.name for t in c.inputs)}), "
-                            f"got {len(arrays)}")
-        env = {}
-        for t, x in zip(c.inputs, arrays):
-            if not isinstance(x, np.ndarray) or x.ndim != len(t.shape):
-                raise ValueError(f"{self.name}: {t.name} must be a {len(t.shape)}-D numpy array, got "
-                                 f"{getattr(x, 'shape', type(x).__name__)}")
-            if x.dtype != np.dtype(_NP.get(t.dtype, np.float32)):
-                raise TypeError(f"{self.name}: {t.name} must be {t.dtype}, got {x.dtype}")
-            for s, n in zip(t.shape, x.shape):
-                if isinstance(s, te.Var):
-                    if env.setdefault(s.name, n) != n:
-                        raise ValueError(f"{self.name}: {s.name} is {env[s.name]} by one input and {n} by {t.name}")
-                elif s != n:
-                    raise ValueError(f"{self.name}: {t.name} has {n} where its shape says {s}")
+        env = self._bind(arrays)
         M, N, K = (self._size(c.sizes[d], env) for d in ("M", "N", "K"))
         cfg = as_config(config or self.default)
         kw = {**self.default.kwargs, **cfg.kwargs}
@@ -368,12 +384,113 @@ class Operator:
                 BLOCK_M=REDUCE_BLOCK, BLOCK_N=REDUCE_BLOCK)
         return y
 
-    def reference(self, *arrays):
-        """The computation in float64 numpy, straight from the expression (the numbers' check)."""
-        return evaluate(self.c.output, dict(zip(self.c.inputs, arrays)))
 
-    def __repr__(self):
-        return f"Operator({self.name}: {self.c.output.body!r})"
+class RowReduction:
+    """R[m] = sum or max over r of X[m, r] (or X[r, m]), then an optional cast."""
+
+    def __init__(self, output: te.Compute):
+        if len(output.shape) != 1:
+            raise Unsupported(f"{output.name}: a reduction is generated for 1-D outputs of 2-D inputs so far")
+        body = _inline(output.body)
+        red = _reductions(body, [])[0]
+        if len(red.axes) != 1:
+            raise Unsupported(f"{red!r}: a reduction over one axis is generated so far")
+        if _strip_casts(body) is not red:
+            raise Unsupported(f"{output.name} = {body!r}: only a cast may follow a reduction so far")
+        x = _strip_casts(red.body)
+        (m,), (r,) = output.axes, red.axes
+        if not (isinstance(x, te.Access) and isinstance(x.tensor, te.Placeholder) and len(x.index) == 2
+                and set(map(id, x.index)) == {id(m), id(r)}):
+            raise Unsupported(f"{red!r}: the reduced expression must read one 2-D input at [{m.name}, {r.name}] "
+                              f"or [{r.name}, {m.name}]")
+        self.output, self.red, self.x, self.m, self.r = output, red, x, m, r
+        self.dims = (x.index.index(m), x.index.index(r))
+        self.kind, self.inputs = red.kind, [x.tensor]
+        self.sizes = {"M": output.shape[0], "N": r.extent}
+        self.dtype_in, self.dtype_out = x.tensor.dtype, output.dtype
+
+
+def reduction_source(c: RowReduction, name: str) -> str:
+    init = "0.0" if c.kind == "sum" else "-float('inf')"
+    step = "acc + x.to(tl.float32)" if c.kind == "sum" else "tl.maximum(acc, x.to(tl.float32))"
+    return f'''@mt.jit
+def {name}_kernel(x_ptr, out_ptr, N, stride_xm, stride_xn, stride_om, stride_os, BLOCK_N: tl.constexpr,
+                  SPLIT: tl.constexpr):
+    """{c.output.name} = {c.output.body!r}: program (row, split) reduces one slice of a row."""
+    row = tl.program_id(0)
+    split = tl.program_id(1)
+    n_per_split = tl.cdiv(N, SPLIT * BLOCK_N) * BLOCK_N
+    start = split * n_per_split
+    cols = tl.arange(0, BLOCK_N)
+    acc = tl.full((BLOCK_N,), {init}, tl.float32)
+    for n in range(0, n_per_split, BLOCK_N):
+        offs = start + n + cols
+        x = tl.load(x_ptr + row * stride_xm + offs * stride_xn, mask=offs < N, other={init})
+        acc = {step}
+    tl.store(out_ptr + row * stride_om + split * stride_os, tl.{c.kind}(acc, axis=0).to(out_ptr.dtype.element_ty))
+
+
+@mt.jit
+def {name}_partials(ws_ptr, out_ptr, M, stride_wm, BLOCK_M: tl.constexpr, SPLIT: tl.constexpr):
+    """rfactor's second kernel: each row's SPLIT partial results combined."""
+    rows = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    parts = tl.load(ws_ptr + rows[:, None] * stride_wm + tl.arange(0, SPLIT)[None, :], mask=rows[:, None] < M,
+                    other={init})
+    tl.store(out_ptr + rows, tl.{c.kind}(parts, axis=1).to(out_ptr.dtype.element_ty), mask=rows < M)
+'''
+
+
+class ReductionOperator(Operator):
+    def __init__(self, c: RowReduction):
+        from kernels.rowsum import SPACE as ROW_SPACE, DEFAULT as ROW_DEFAULT
+        self.c = c
+        self.name = c.output.name
+        self.__name__ = f"te_{self.name}"
+        self.space, self.default = ROW_SPACE, ROW_DEFAULT
+        self.shape_keys = tuple(sorted({s.name for s in c.x.tensor.shape if isinstance(s, te.Var)}))
+        self.source = reduction_source(c, self.__name__)
+        ns = _compile(self.source, f"<te.generate {self.__name__}>")
+        self.kernel, self.partials = ns[f"{self.__name__}_kernel"], ns[f"{self.__name__}_partials"]
+
+    def sketch_rules(self, shape, space):
+        from .sketch import reduction_rules
+        rows, length = (self._size(self.c.sizes[d], shape) for d in ("M", "N"))
+        decisions = reduction_rules(rows, length, space, "SPLIT")
+        for d in decisions:
+            d.source = self.source
+        return decisions
+
+    @property
+    def sketches(self):
+        return [Sketch("one program per row", ("simple reduction",), Space({**self.space.knobs, "SPLIT": [1]}),
+                       self.source),
+                Sketch("rfactor", ("rfactor",), Space({**self.space.knobs,
+                                                       "SPLIT": [v for v in self.space.knobs["SPLIT"] if v > 1]}),
+                       self.source)]
+
+    def launch_profile(self, shape, cfg):
+        from kernels.rowsum import launch_profile
+        dims = {d: self._size(self.c.sizes[d], shape) for d in ("M", "N")}
+        return launch_profile(dims, cfg, np.dtype(_NP[self.c.dtype_in]).itemsize,
+                              names=(f"{self.__name__}_kernel", f"{self.__name__}_partials"))
+
+    def __call__(self, x, config=None, out=None):
+        c = self.c
+        env = self._bind((x,))
+        M, N = (self._size(c.sizes[d], env) for d in ("M", "N"))
+        cfg = as_config(config or self.default)
+        kw = {**self.default.kwargs, **cfg.kwargs}
+        sx = _strides(x)
+        y = np.empty(M, _NP[c.dtype_out]) if out is None else out
+        split = kw["SPLIT"]
+        meta = dict(BLOCK_N=kw["BLOCK_N"], SPLIT=split, num_warps=cfg.num_warps, num_stages=cfg.num_stages)
+        if split == 1:
+            self.kernel[(M, 1)](x, y, N, sx[c.dims[0]], sx[c.dims[1]], _strides(y)[0], 0, **meta)
+        else:
+            ws = np.empty((M, split), np.float32)
+            self.kernel[(M, split)](x, ws, N, sx[c.dims[0]], sx[c.dims[1]], split, 1, **meta)
+            self.partials[(-(-M // 16),)](ws, y, M, split, BLOCK_M=16, SPLIT=split)
+        return y
 
 
 def _strides(x):
@@ -431,4 +548,7 @@ def _eval(e, env, bound, sizes):
 def generate(output) -> Operator:
     if not isinstance(output, te.Compute):
         raise TypeError(f"te.generate: expects the output of te.compute, got {output!r}")
-    return Operator(Contraction(output))
+    reds = _reductions(_inline(output.body), [])
+    if len(reds) == 1 and not isinstance(_strip_casts(reds[0].body), te.Binary):
+        return ReductionOperator(RowReduction(output))
+    return GemmOperator(Contraction(output))

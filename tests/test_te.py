@@ -87,10 +87,12 @@ def test_sketches_sources_and_tuning():
 
 def test_what_cannot_be_generated_is_named():
     X = te.placeholder((M, K), "float32", name="X")
+    W = te.placeholder((K, N), "float32", name="W")
     k = te.reduce_axis(K, name="k")
     with pytest.raises(Unsupported, match="product"):
-        te.generate(te.compute((M, N), lambda m, n: te.sum(X[m, k], axis=k), name="S"))
-    W = te.placeholder((K, N), "float32", name="W")
+        te.generate(te.compute((M, N), lambda m, n: te.sum(X[m, k] + W[k, n], axis=k), name="S"))
+    with pytest.raises(Unsupported, match="1-D outputs"):
+        te.generate(te.compute((M, N), lambda m, n: te.sum(X[m, k], axis=k), name="S2"))
     shifted = te.compute((M, N), lambda m, n: te.sum(X[m, k] * W[k, n], axis=k), name="C")
     with pytest.raises(Unsupported, match="shifted"):
         te.generate(te.compute((M, N), lambda m, n: shifted[m, n + 1], name="D"))
@@ -98,3 +100,23 @@ def test_what_cannot_be_generated_is_named():
         te.placeholder((M,), "int4", name="bad")
     with pytest.raises(TypeError, match="fcompute"):
         te.compute((M,), 3)
+
+
+@pytest.mark.parametrize("kind", ["sum", "max"])
+@pytest.mark.parametrize("transposed", [False, True])
+def test_reductions_over_either_axis(kind, transposed):
+    X = te.placeholder((N, M) if transposed else (M, N), "float16", name="X")
+    r = te.reduce_axis(N, name="r")
+    f = te.sum if kind == "sum" else te.max
+    R = te.compute((M,), lambda m: f(X[r, m] if transposed else X[m, r], axis=r), name="R", dtype="float32")
+    op = te.generate(R)
+    x = np.random.default_rng(4).standard_normal((300, 37) if transposed else (37, 300)).astype(np.float16)
+    ref = op.reference(x)
+    tol = 300 * 2.0 ** -24 * np.abs(x.astype(np.float64)).sum(0 if transposed else 1)
+    for cfg in (dict(BLOCK_N=128, SPLIT=1, num_warps=4, num_stages=2), dict(BLOCK_N=256, SPLIT=4, num_warps=2,
+                                                                              num_stages=1)):
+        np.testing.assert_array_less(np.abs(op(x, config=cfg) - ref), tol + 1e-30)
+        _check(op.launch_profile(dict(M=37, N=300), cfg), trace(op, x, config=cfg))
+    rows = Task(op, M=16, N=1_000_000).sketches
+    assert [s.name for s in rows] == ["one program per row", "rfactor"] and "def te_R_partials" in rows[1].source
+    assert [s.name for s in Task(op, M=4096, N=1024).sketches] == ["one program per row"]
