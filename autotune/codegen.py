@@ -308,8 +308,60 @@ class Operator:
         """The computation in float64 numpy, straight from the expression (the numbers' check)."""
         return evaluate(self.c.output, dict(zip(self.c.inputs, arrays)))
 
+    def autotuned(self, tuner="ansor", budget=256, seed=0, device=None, cache_dir=None, bucket=("M",)):
+        """This operator tuned lazily, as `@autotune` tunes a kernel: the first call at a new
+        shape (sizes named in `bucket` rounded up to a power of two) tunes a Task of it, and the
+        best config is kept in memory and in the disk cache (keyed by the generated source)."""
+        return AutotunedOperator(self, tuner, budget, seed, device, cache_dir, tuple(bucket))
+
     def __repr__(self):
         return f"Operator({self.name}: {self.c.output.body!r})"
+
+
+class AutotunedOperator:
+    def __init__(self, op, tuner, budget, seed, device, cache_dir, bucket):
+        self.op, self.tuner, self.budget, self.seed, self.bucket = op, tuner, budget, seed, bucket
+        self.device, self.cache_dir = device, cache_dir
+        self.configs: dict = {}
+        self.last_tuning = None
+
+    def config_for(self, shape: dict) -> Config:
+        import minitriton as mt
+        from .cache import TuningCache, digest, enabled, refresh
+        from .driver import tune
+        from .task import Task
+        at = {k: (mt.next_power_of_2(v) if k in self.bucket else v) for k, v in sorted(shape.items())}
+        key = tuple(at.items())
+        if key in self.configs:
+            return self.configs[key]
+        task = Task(self.op, device=self.device, **at)
+        settings = dict(tuner=self.tuner, budget=self.budget, seed=self.seed)
+        sources = [getattr(self.op, a) for a in ("source", "main_source", "reduce_source") if hasattr(self.op, a)]
+        ckey = digest(self.op.__name__, sources, task.device.fingerprint, settings, list(key))
+        if not enabled():
+            self.last_tuning = result = tune(task, self.tuner, self.budget, self.seed, key=ckey)
+            best = result.best_config
+        else:
+            disk = TuningCache(self.cache_dir)
+            with disk.lock(ckey):
+                entry = None if refresh() else disk.get(ckey)
+                if entry is not None:
+                    c = entry["config"]
+                    best = Config(c["kwargs"], num_warps=c["num_warps"], num_stages=c["num_stages"])
+                else:
+                    self.last_tuning = result = tune(task, self.tuner, self.budget, self.seed, log=disk.log, key=ckey)
+                    best = result.best_config
+                    disk.put(ckey, dict(kernel=self.op.__name__, args=repr(key), device=repr(task.device),
+                                        settings=settings, config={"kwargs": best.kwargs,
+                                                                   "num_warps": best.num_warps,
+                                                                   "num_stages": best.num_stages},
+                                        time=result.best_time, measured=result.measured))
+            disk.close()
+        self.configs[key] = best
+        return best
+
+    def __call__(self, *arrays, out=None):
+        return self.op(*arrays, config=self.config_for(self.op._bind(arrays)), out=out)
 
 
 class GemmOperator(Operator):

@@ -120,3 +120,28 @@ def test_reductions_over_either_axis(kind, transposed):
     rows = Task(op, M=16, N=1_000_000).sketches
     assert [s.name for s in rows] == ["one program per row", "rfactor"] and "def te_R_partials" in rows[1].source
     assert [s.name for s in Task(op, M=4096, N=1024).sketches] == ["one program per row"]
+
+
+def test_autotuned_operator_tunes_each_shape_bucket_once_and_caches_on_disk(tmp_path):
+    op = _matmul(epilogue=_row_scale_relu)
+    tuned = op.autotuned(budget=12, cache_dir=tmp_path)
+    rng = np.random.default_rng(5)
+
+    def call(m):
+        a = rng.standard_normal((m, 64)).astype(np.float16)
+        b = rng.standard_normal((64, 48)).astype(np.float16)
+        s = rng.standard_normal(m).astype(np.float16)
+        y = tuned(a, b, s)
+        ref = op.reference(a, b, s)
+        half_ulp = 0.5 * np.spacing(np.abs(ref).astype(np.float16)).astype(np.float64)
+        assert (np.abs(y - ref) <= half_ulp + accumulation_bound(a, b) * (1 + np.abs(s).max())).all()
+        return tuned.last_tuning
+    first = call(100)
+    assert first is not None and first.measured == 12
+    assert call(120) is first                           # M = 120 falls in the same bucket (128)
+    assert call(300) is not first                       # a new bucket: tuned again
+    again = op.autotuned(budget=12, cache_dir=tmp_path)
+    again(rng.standard_normal((128, 64)).astype(np.float16), rng.standard_normal((64, 48)).astype(np.float16),
+          rng.standard_normal(128).astype(np.float16))
+    assert again.last_tuning is None                   # served from the disk cache
+    assert again.configs[(("K", 64), ("M", 128), ("N", 48))] == tuned.configs[(("K", 64), ("M", 128), ("N", 48))]
