@@ -40,33 +40,40 @@ class Unsupported(NotImplementedError):
 
 # ---------------------------------------------------------------- analysis
 def _inline(e):
-    """`e` with every element-wise read of a compute replaced by that compute's body."""
+    """`e` with every read of a compute replaced by that compute's body at the read's indices
+    (a compute holding a reduction only where it is read element-wise: its own indices)."""
     if isinstance(e, te.Access) and isinstance(e.tensor, te.Compute):
         t = e.tensor
-        if all(isinstance(i, te.Var) for i in e.index) and len(set(map(id, e.index))) == len(e.index):
-            return _inline(_substitute(t.body, dict(zip(map(id, t.axes), e.index))))
-        raise Unsupported(f"{e!r}: reading the computed tensor {t.name} at shifted or repeated indices")
+        plain = all(isinstance(i, te.Var) for i in e.index) and len(set(map(id, e.index))) == len(e.index)
+        if not plain and _reductions(t.body, []):
+            raise Unsupported(f"{e!r}: reading the reduction {t.name} at shifted or repeated indices")
+        return _inline(_substitute(t.body, dict(zip(map(id, t.axes), e.index))))
+    return _rebuild(e, _inline)
+
+
+def _rebuild(e, f):
+    """`e` with `f` applied to its children."""
+    if isinstance(e, te.Access):
+        return te.Access(e.tensor, tuple(f(i) for i in e.index))
     if isinstance(e, te.Binary):
-        return te.Binary(e.op, _inline(e.a), _inline(e.b))
+        return te.Binary(e.op, f(e.a), f(e.b))
+    if isinstance(e, te.Compare):
+        return te.Compare(e.op, f(e.a), f(e.b))
+    if isinstance(e, te.All):
+        return te.All(f(c) for c in e.conds)
+    if isinstance(e, te.IfThenElse):
+        return te.IfThenElse(f(e.cond), f(e.then), f(e.otherwise))
     if isinstance(e, te.Call):
-        return te.Call(e.fn, _inline(e.arg), e.dtype)
+        return te.Call(e.fn, f(e.arg), e.dtype)
     if isinstance(e, te.Reduce):
-        return te.Reduce(e.kind, _inline(e.body), e.axes)
+        return te.Reduce(e.kind, f(e.body), e.axes)
     return e
 
 
 def _substitute(e, env):
     if isinstance(e, te.Var) and id(e) in env:
         return env[id(e)]
-    if isinstance(e, te.Access):
-        return te.Access(e.tensor, tuple(_substitute(i, env) for i in e.index))
-    if isinstance(e, te.Binary):
-        return te.Binary(e.op, _substitute(e.a, env), _substitute(e.b, env))
-    if isinstance(e, te.Call):
-        return te.Call(e.fn, _substitute(e.arg, env), e.dtype)
-    if isinstance(e, te.Reduce):
-        return te.Reduce(e.kind, _substitute(e.body, env), e.axes)
-    return e
+    return _rebuild(e, lambda x: _substitute(x, env))
 
 
 def _reductions(e, out):
@@ -128,6 +135,8 @@ class Epilogue:
     (fp32, one output tile), with the side inputs it loads and its cost."""
 
     def __init__(self, body, red, m, n):
+        """`m`, `n`: the output axes of the tile's rows and columns (m None for a convolution,
+        whose rows are (image, pixel) pairs: its epilogue may read vectors along n only)."""
         self.tensors, self.lines, self.ops = [], [], 0
         self.per_n = self.per_m = self.per_mn = 0
         self.m, self.n = m, n
@@ -176,16 +185,17 @@ class Epilogue:
             self.per_n += item
             return self._temp(f"tl.load(x{j}_ptr + offs_cn * stride_x{j}_0, mask=offs_cn < N, other=0.0)"
                               f".to(tl.float32)[None, :]")
-        if idx == [self.m]:
+        if self.m is not None and idx == [self.m]:
             self.per_m += item
             return self._temp(f"tl.load(x{j}_ptr + offs_cm * stride_x{j}_0, mask=offs_cm < M, other=0.0)"
                               f".to(tl.float32)[:, None]")
-        if idx in ([self.m, self.n], [self.n, self.m]):
+        if self.m is not None and idx in ([self.m, self.n], [self.n, self.m]):
             self.per_mn += item
             sm, sn = (0, 1) if idx[0] is self.m else (1, 0)
             return self._temp(f"tl.load(x{j}_ptr + offs_cm[:, None] * stride_x{j}_{sm} + offs_cn[None, :] * "
                               f"stride_x{j}_{sn}, mask=c_mask, other=0.0).to(tl.float32)")
-        raise Unsupported(f"{e!r}: an epilogue input must be read at [n], [m] or [m, n] of the output")
+        raise Unsupported(f"{e!r}: an epilogue input must be read at [n], [m] or [m, n] of the output "
+                          f"(a convolution's along its channels only)")
 
     def source(self, indent):
         return textwrap.indent("\n".join(self.lines + [f"acc = {self.expr}"]), indent)
@@ -437,6 +447,161 @@ class GemmOperator(Operator):
         return y
 
 
+def _affine(e):
+    """(coefficient of each variable by id, constant) of a linear index expression, or None."""
+    if isinstance(e, te.Const) and isinstance(e.value, int):
+        return {}, e.value
+    if isinstance(e, te.Var):
+        return {id(e): 1}, 0
+    if isinstance(e, te.Binary) and e.op in "+-":
+        a, b = _affine(e.a), _affine(e.b)
+        if a is None or b is None:
+            return None
+        sign = 1 if e.op == "+" else -1
+        coef = dict(a[0])
+        for k, v in b[0].items():
+            coef[k] = coef.get(k, 0) + sign * v
+        return {k: v for k, v in coef.items() if v}, a[1] + sign * b[1]
+    if isinstance(e, te.Binary) and e.op == "*":
+        a, b = _affine(e.a), _affine(e.b)
+        if a is None or b is None:
+            return None
+        if not a[0]:
+            a, b = b, a
+        if b[0]:
+            return None  # a product of two variables
+        return {k: v * b[1] for k, v in a[0].items()}, a[1] * b[1]
+    return None
+
+
+class Conv2D:
+    """Y[n, oh, ow, f] = epilogue(sum over kh, kw, c of X[n, oh*sh + kh - ph, ow*sw + kw - pw, c] *
+    W[kh, kw, c, f]), the input zero-padded through te.if_then_else: an implicit GEMM."""
+
+    def __init__(self, output: te.Compute):
+        body = _inline(output.body)
+        reds = _reductions(body, [])
+        if len(output.shape) != 4 or len(reds) != 1 or len(reds[0].axes) != 3 or reds[0].kind != "sum":
+            raise Unsupported(f"{output.name} = {body!r}: not a 2-D convolution (a 4-D NHWC output summed over "
+                              f"three axes)")
+        red = reds[0]
+        prod = _strip_casts(red.body)
+        if not (isinstance(prod, te.Binary) and prod.op == "*"):
+            raise Unsupported(f"{red!r}: the reduced expression is not a product of input and filter")
+        n, oh, ow, f = output.axes
+        x, w = _strip_casts(prod.a), _strip_casts(prod.b)
+        if isinstance(w, te.IfThenElse) or (isinstance(x, te.Access) and len(x.index) == 4 and x.index[3] is f):
+            x, w = w, x
+        if not (isinstance(w, te.Access) and isinstance(w.tensor, te.Placeholder) and len(w.index) == 4
+                and w.index[3] is f and set(map(id, w.index[:3])) == set(map(id, red.axes))):
+            raise Unsupported(f"{w!r}: the filter must be read as W[kh, kw, c, {f.name}] (HWIO)")
+        kh, kw, c = w.index[:3]
+        cond = None
+        if isinstance(x, te.IfThenElse):
+            if not (isinstance(x.otherwise, te.Const) and x.otherwise.value == 0):
+                raise Unsupported(f"{x!r}: padding must fill with 0")
+            cond, x = x.cond, _strip_casts(x.then)
+        if not (isinstance(x, te.Access) and isinstance(x.tensor, te.Placeholder) and len(x.index) == 4
+                and x.index[0] is n and x.index[3] is c):
+            raise Unsupported(f"{x!r}: the input must be read as X[{n.name}, h, w, {c.name}] (NHWC)")
+        self.stride, self.padding = [], []
+        for idx, out_axis, k_axis in ((x.index[1], oh, kh), (x.index[2], ow, kw)):
+            aff = _affine(idx)
+            if aff is None or set(aff[0]) != {id(out_axis), id(k_axis)} or aff[0][id(k_axis)] != 1 \
+                    or aff[0][id(out_axis)] < 1 or aff[1] > 0:
+                raise Unsupported(f"{idx!r}: an input index must be {out_axis.name}*stride + {k_axis.name} - padding")
+            self.stride.append(aff[0][id(out_axis)])
+            self.padding.append(-aff[1])
+        self._check_bounds(cond, x, output.name)
+        if x.tensor.dtype != w.tensor.dtype:
+            raise Unsupported(f"{red!r}: input and filter of different types")
+        self.output, self.red, self.x, self.w = output, red, x, w
+        self.axes = (n, oh, ow, f)
+        self.dtype_in, self.dtype_out = x.tensor.dtype, output.dtype
+        self.epilogue = Epilogue(body, red, None, f)
+        self.inputs = [x.tensor, w.tensor] + [t for t in self.epilogue.tensors if t not in (x.tensor, w.tensor)]
+
+    def _check_bounds(self, cond, x, name):
+        """The condition must be exactly the input's bounds (else the kernel's masks would not
+        compute what was written)."""
+        H, W = x.tensor.shape[1], x.tensor.shape[2]
+        if cond is None:
+            if any(self.padding):
+                raise Unsupported(f"{name}: {x!r} reads outside the input for padding {self.padding}; zero-pad "
+                                  f"it with te.if_then_else(te.all(0 <= h, h < H, 0 <= w, w < W), X[...], 0)")
+            return
+        conds = cond.conds if isinstance(cond, te.All) else (cond,)
+        want = set()
+        for idx, size in ((x.index[1], H), (x.index[2], W)):
+            want.add(_key(_affine(idx)))                                            # idx >= 0
+            want.add(_key(_affine(te.Binary("-", te.Binary("-", _as_expr(size), idx), te.Const(1)))))  # idx < size
+        got = set()
+        for cnd in conds:
+            if not isinstance(cnd, te.Compare):
+                raise Unsupported(f"{cnd!r}: padding conditions must be comparisons")
+            g = te.Binary("-", cnd.b, cnd.a)            # a <= b: b - a >= 0;  a < b: b - a - 1 >= 0
+            got.add(_key(_affine(g if cnd.op == "<=" else te.Binary("-", g, te.Const(1)))))
+        if None in got or got != want:
+            raise Unsupported(f"{name}: the padding condition {cond!r} is not the input's bounds")
+
+
+def _as_expr(s):
+    return s if isinstance(s, te.Expr) else te.Const(s)
+
+
+def _key(aff):
+    return None if aff is None else (tuple(sorted(aff[0].items())), aff[1])
+
+
+def conv_source(c: Conv2D, name: str) -> str:
+    ptrs, strides = _side_params(c)
+    epi = c.epilogue.source(" " * 8)
+    return f'''@mt.jit
+def {name}_kernel(x_ptr, w_ptr, y_ptr{ptrs}, H, W, C, F, OH, OW, KW, M, K, conv_stride_h, conv_stride_w,
+                  pad_h, pad_w, stride_xn, stride_xh, stride_xw, stride_xc, stride_wk, stride_wf, stride_ys, stride_ym,
+                  stride_yf{strides}, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+                  GROUP_M: tl.constexpr, SPLIT_K: tl.constexpr):
+    """{c.output.name}: an implicit GEMM over (image, output pixel) x filter, input tiles gathered."""
+    pid_m, pid_n = grouped_tile(tl.program_id(0), tl.cdiv(M, BLOCK_M), tl.cdiv(F, BLOCK_N), GROUP_M)
+    pid_k = tl.program_id(1)
+    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    m_ok = offs_m < M
+    n_ok = offs_n < F
+    img = offs_m // (OH * OW)
+    pix = offs_m % (OH * OW)
+    ih0 = (pix // OW) * conv_stride_h - pad_h
+    iw0 = (pix % OW) * conv_stride_w - pad_w
+    k_per_split = tl.cdiv(K, SPLIT_K * BLOCK_K) * BLOCK_K
+    k_start = pid_k * k_per_split
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, k_per_split, BLOCK_K):
+        offs_k = k_start + k + tl.arange(0, BLOCK_K)
+        k_ok = offs_k < K
+        kh = offs_k // (KW * C)
+        kw = (offs_k // C) % KW
+        ch = offs_k % C
+        ih = ih0[:, None] + kh[None, :]
+        iw = iw0[:, None] + kw[None, :]
+        a_mask = m_ok[:, None] & k_ok[None, :] & (ih >= 0) & (ih < H) & (iw >= 0) & (iw < W)
+        a = tl.load(x_ptr + img[:, None] * stride_xn + ih * stride_xh + iw * stride_xw + ch[None, :] * stride_xc,
+                    mask=a_mask, other=0.0)
+        b = tl.load(w_ptr + offs_k[:, None] * stride_wk + offs_n[None, :] * stride_wf,
+                    mask=k_ok[:, None] & n_ok[None, :], other=0.0)
+        acc = tl.dot(a, b, acc)
+    offs_cm = offs_m
+    offs_cn = offs_n
+    N = F              # the implicit GEMM's columns, for the epilogue
+    c_mask = m_ok[:, None] & n_ok[None, :]
+    if SPLIT_K == 1:   # the epilogue, fused into the store
+{epi}
+        out = acc.to(y_ptr.dtype.element_ty)
+    else:
+        out = acc
+    tl.store(y_ptr + pid_k * stride_ys + offs_m[:, None] * stride_ym + offs_n[None, :] * stride_yf, out, mask=c_mask)
+'''
+
+
 class RowReduction:
     """R[m] = sum or max over r of X[m, r] (or X[r, m]), then an optional cast."""
 
@@ -545,6 +710,97 @@ class ReductionOperator(Operator):
         return y
 
 
+class ConvOperator(Operator):
+    def __init__(self, c: Conv2D):
+        self.c = c
+        self.name = c.output.name
+        self.__name__ = f"te_{self.name}"
+        self.space, self.default = Space(SPACE), DEFAULT
+        self.shape_keys = tuple(sorted({v.name for t in c.inputs for s in t.shape for v in te.walk(s)
+                                        if isinstance(v, te.Var)}))
+        self.main_source = conv_source(c, self.__name__)
+        self.reduce_source = reduce_source(c, self.__name__)
+        ns = _compile(self.main_source + "\n\n" + self.reduce_source, f"<te.generate {self.__name__}>")
+        self.kernel, self.reducer = ns[f"{self.__name__}_kernel"], ns[f"{self.__name__}_reduce"]
+
+    def dims(self, shape):
+        """N, H, W, C, F, KH, KW, stride, padding, and the implicit GEMM's M, N, K."""
+        x, w = self.c.x.tensor.shape, self.c.w.tensor.shape
+        n, h, wd, ch = (_value(s, shape) for s in x)
+        kh, kw, _, f = (_value(s, shape) for s in w)
+        (sh, sw), (ph, pw) = self.c.stride, self.c.padding
+        oh, ow = (h + 2 * ph - kh) // sh + 1, (wd + 2 * pw - kw) // sw + 1
+        declared = (_value(self.c.output.shape[1], shape), _value(self.c.output.shape[2], shape))
+        if declared != (oh, ow):
+            raise ValueError(f"{self.name}: its output is declared {declared[0]}x{declared[1]} but the convolution "
+                             f"gives {oh}x{ow}")
+        return dict(N=n, H=h, W=wd, C=ch, F=f, KH=kh, KW=kw, stride=(sh, sw), padding=(ph, pw)), (oh, ow)
+
+    def sketch_rules(self, shape, space):
+        d, (oh, ow) = self.dims(shape)
+        decisions = gemm_rules(d["N"] * oh * ow, d["F"], d["KH"] * d["KW"] * d["C"], space,
+                               what=f"the implicit GEMM of {self.name}")
+        for x in decisions:
+            x.source = self.main_source + ("\n\n" + self.reduce_source if "rfactor" in x.name else "")
+        return decisions
+
+    @property
+    def sketches(self):
+        return GemmOperator.sketches.fget(self)
+
+    def launch_profile(self, shape, cfg):
+        from kernels.conv import launch_profile
+        d, _ = self.dims(shape)
+        return launch_profile(d, cfg, np.dtype(_NP[self.c.dtype_in]).itemsize, epilogue=self.c.epilogue.cost,
+                              names=(f"{self.__name__}_kernel", f"{self.__name__}_reduce"))
+
+    def __call__(self, *arrays, config=None, out=None):
+        env = self._bind(arrays)
+        d, (oh, ow) = self.dims(env)
+        x, w = arrays[0], arrays[1]
+        n, f = d["N"], d["F"]
+        M, K = n * oh * ow, d["KH"] * d["KW"] * d["C"]
+        w2 = np.ascontiguousarray(w).reshape(K, f)
+        cfg = as_config(config or self.default)
+        kw = {**self.default.kwargs, **cfg.kwargs}
+        side = list(arrays[2:])
+        side_strides = [s for a in side for s in _strides(a)]
+        y = np.empty((n, oh, ow, f), _NP[self.c.dtype_out]) if out is None else out
+        y2 = y.reshape(M, f)
+        meta = dict(BLOCK_M=kw["BLOCK_M"], BLOCK_N=kw["BLOCK_N"], BLOCK_K=kw["BLOCK_K"], GROUP_M=kw["GROUP_M"],
+                    SPLIT_K=kw["SPLIT_K"], num_warps=cfg.num_warps, num_stages=cfg.num_stages)
+        grid = (-(-M // meta["BLOCK_M"]) * -(-f // meta["BLOCK_N"]), meta["SPLIT_K"])
+        common = (d["H"], d["W"], d["C"], f, oh, ow, d["KW"], M, K, *d["stride"], *d["padding"], *_strides(x),
+                  *_strides(w2))
+        if meta["SPLIT_K"] == 1:
+            self.kernel[grid](x, w2, y2, *side, *common, 0, *_strides(y2), *side_strides, **meta)
+        else:
+            ws = np.empty((meta["SPLIT_K"], M, f), np.float32)
+            self.kernel[grid](x, w2, ws, *side, *common, *_strides(ws), *side_strides, **meta)
+            self.reducer[(-(-M // REDUCE_BLOCK), -(-f // REDUCE_BLOCK))](
+                ws, y2, *side, M, f, *_strides(ws), *_strides(y2), *side_strides, SPLIT_K=meta["SPLIT_K"],
+                BLOCK_M=REDUCE_BLOCK, BLOCK_N=REDUCE_BLOCK)
+        return y
+
+
+def _value(s, env):
+    """A size's value: an int, a te.var bound in `env`, or arithmetic on them."""
+    if isinstance(s, int):
+        return s
+    if isinstance(s, te.Const):
+        return s.value
+    if isinstance(s, te.Var):
+        if s.name not in env:
+            raise TypeError(f"the shape needs {s.name}")
+        return int(env[s.name])
+    if isinstance(s, te.Binary):
+        a, b = _value(s.a, env), _value(s.b, env)
+        if s.op in ("//", "/"):
+            return a // b
+        return a + b if s.op == "+" else a - b if s.op == "-" else a * b
+    raise TypeError(f"{s!r} is not a size")
+
+
 def _strides(x):
     return tuple(s // x.itemsize for s in x.strides)
 
@@ -558,22 +814,32 @@ def evaluate(t: te.Tensor, bound: dict) -> np.ndarray:
         for s, n in zip(p.shape, x.shape):
             if isinstance(s, te.Var):
                 sizes[s.name] = n
-    shape = tuple(sizes[s.name] if isinstance(s, te.Var) else s for s in t.shape)
+    shape = tuple(_value(s, sizes) for s in t.shape)
     grids = np.meshgrid(*(np.arange(n) for n in shape), indexing="ij")
     env = {id(a): g for a, g in zip(t.axes, grids)}
     return np.broadcast_to(_eval(t.body, env, bound, sizes), shape).astype(np.float64)
 
 
+_BINARY = {"+": np.add, "-": np.subtract, "*": np.multiply, "/": np.divide, "//": np.floor_divide}
+
+
 def _eval(e, env, bound, sizes):
     if isinstance(e, te.Const):
-        return float(e.value)
+        return e.value
     if isinstance(e, te.Var):
-        return env[id(e)]
+        return env[id(e)] if id(e) in env else _value(e, sizes)
     if isinstance(e, te.Binary):
+        return _BINARY[e.op](_eval(e.a, env, bound, sizes), _eval(e.b, env, bound, sizes))
+    if isinstance(e, te.Compare):
         a, b = _eval(e.a, env, bound, sizes), _eval(e.b, env, bound, sizes)
-        return {"+": np.add, "-": np.subtract, "*": np.multiply, "/": np.divide}[e.op](a, b)
+        return np.less(a, b) if e.op == "<" else np.less_equal(a, b)
+    if isinstance(e, te.All):
+        return np.logical_and.reduce([np.asarray(_eval(c, env, bound, sizes)) for c in e.conds])
+    if isinstance(e, te.IfThenElse):
+        cond = _eval(e.cond, env, bound, sizes)
+        return np.where(cond, _eval(e.then, env, bound, sizes), _eval(e.otherwise, env, bound, sizes))
     if isinstance(e, te.Call):
-        x = _eval(e.arg, env, bound, sizes)
+        x = np.asarray(_eval(e.arg, env, bound, sizes), np.float64)
         if e.fn == "relu":
             return np.maximum(x, 0.0)
         if e.fn == "exp":
@@ -581,19 +847,24 @@ def _eval(e, env, bound, sizes):
         if e.fn == "gelu":
             from math import erf, sqrt
             return 0.5 * x * (1.0 + np.vectorize(erf)(x / sqrt(2.0)))
-        return np.asarray(x).astype(_NP.get(e.dtype, np.float32)).astype(np.float64)
+        return x.astype(_NP.get(e.dtype, np.float32)).astype(np.float64)
     if isinstance(e, te.Access):
         values = evaluate(e.tensor, bound) if isinstance(e.tensor, te.Compute) else np.asarray(bound[e.tensor], np.float64)
-        return values[tuple(np.asarray(_eval(i, env, bound, sizes)) for i in e.index)]
+        # indices outside the tensor are read only where a condition discards them: clipped
+        idx = tuple(np.clip(np.asarray(_eval(i, env, bound, sizes)), 0, n - 1) for i, n in zip(e.index, values.shape))
+        return values[idx]
     if isinstance(e, te.Reduce):
-        ax = e.axes[0]
-        n = sizes[ax.extent.name] if isinstance(ax.extent, te.Var) else ax.extent
-        parts = []
-        for r in range(n):
-            env[id(ax)] = r
-            parts.append(_eval(e.body, env, bound, sizes))
-        del env[id(ax)]
-        return np.sum(parts, axis=0) if e.kind == "sum" else np.max(parts, axis=0)
+        import itertools
+        extents = [_value(a.extent, sizes) for a in e.axes]
+        parts = None
+        for point in itertools.product(*(range(n) for n in extents)):
+            for a, r in zip(e.axes, point):
+                env[id(a)] = r
+            v = np.asarray(_eval(e.body, env, bound, sizes), np.float64)
+            parts = v if parts is None else (parts + v if e.kind == "sum" else np.maximum(parts, v))
+        for a in e.axes:
+            del env[id(a)]
+        return parts
     raise Unsupported(f"{e!r}")
 
 
@@ -603,4 +874,6 @@ def generate(output) -> Operator:
     reds = _reductions(_inline(output.body), [])
     if len(reds) == 1 and not isinstance(_strip_casts(reds[0].body), te.Binary):
         return ReductionOperator(RowReduction(output))
+    if len(output.shape) == 4:
+        return ConvOperator(Conv2D(output))
     return GemmOperator(Contraction(output))

@@ -53,6 +53,27 @@ class Expr:
     def __neg__(self):
         return Binary("*", Const(-1), self)
 
+    def __floordiv__(self, o):
+        return Binary("//", self, self._wrap(o))
+
+    def __rfloordiv__(self, o):
+        return Binary("//", self._wrap(o), self)
+
+    # comparisons make conditions (for te.if_then_else); a te expression is never a Python bool
+    def __lt__(self, o):
+        return Compare("<", self, self._wrap(o))
+
+    def __le__(self, o):
+        return Compare("<=", self, self._wrap(o))
+
+    def __gt__(self, o):
+        return Compare("<", self._wrap(o), self)
+
+    def __ge__(self, o):
+        return Compare("<=", self._wrap(o), self)
+
+    __hash__ = object.__hash__
+
 
 class Const(Expr):
     def __init__(self, value):
@@ -88,6 +109,34 @@ class Binary(Expr):
 
     def __repr__(self):
         return f"({self.a} {self.op} {self.b})"
+
+
+class Compare(Expr):
+    def __init__(self, op, a, b):
+        self.op, self.a, self.b = op, a, b
+
+    def __repr__(self):
+        return f"({self.a} {self.op} {self.b})"
+
+    def __bool__(self):
+        raise TypeError(f"te: {self!r} is a condition of the computation, not a Python bool; use te.all / "
+                        f"te.if_then_else")
+
+
+class All(Expr):
+    def __init__(self, conds):
+        self.conds = tuple(conds)
+
+    def __repr__(self):
+        return "all(" + ", ".join(map(repr, self.conds)) + ")"
+
+
+class IfThenElse(Expr):
+    def __init__(self, cond, then, otherwise):
+        self.cond, self.then, self.otherwise = cond, then, otherwise
+
+    def __repr__(self):
+        return f"if_then_else({self.cond}, {self.then}, {self.otherwise})"
 
 
 class Call(Expr):
@@ -202,6 +251,20 @@ def cast(x, dtype) -> Call:
     return Call("cast", _expr(x, "te.cast"), dtype)
 
 
+def all(*conds) -> All:  # noqa: A001 - te's name
+    for c in conds:
+        if not isinstance(c, (Compare, All)):
+            raise TypeError(f"te.all: expects comparisons of expressions, got {c!r}")
+    return All(conds)
+
+
+def if_then_else(cond, then, otherwise) -> IfThenElse:
+    """`then` where `cond` holds, else `otherwise` (zero padding: `if_then_else(in_bounds, X[..], 0)`)."""
+    if not isinstance(cond, (Compare, All)):
+        raise TypeError(f"te.if_then_else: the condition must be a comparison or te.all, got {cond!r}")
+    return IfThenElse(cond, _expr(then, "te.if_then_else"), _expr(otherwise, "te.if_then_else"))
+
+
 def generate(output):
     """The operator computing `output`: its sketches, each a generated minitriton kernel."""
     from .codegen import generate as _generate
@@ -210,8 +273,9 @@ def generate(output):
 
 # ---------------------------------------------------------------- helpers
 def _size(s, where):
-    if isinstance(s, Var) and not isinstance(s, ReduceAxis):
-        return s
+    if isinstance(s, Expr) and not isinstance(s, (Const, Compare, All, IfThenElse, Reduce, Access, ReduceAxis)) \
+            and not any(isinstance(x, (ReduceAxis, Access, Reduce)) for x in walk(s)):
+        return s                                  # a te.var, or arithmetic on them (a conv's output size)
     if isinstance(s, int) and not isinstance(s, bool) and s > 0:
         return s
     raise ValueError(f"{where}: a size must be a positive int or a te.var, got {s!r}")
@@ -238,9 +302,19 @@ def _dtype_of(e):
     return None
 
 
+def walk(e):
+    yield e
+    for c in children(e):
+        yield from walk(c)
+
+
 def children(e):
-    if isinstance(e, Binary):
+    if isinstance(e, (Binary, Compare)):
         return (e.a, e.b)
+    if isinstance(e, All):
+        return e.conds
+    if isinstance(e, IfThenElse):
+        return (e.cond, e.then, e.otherwise)
     if isinstance(e, Call):
         return (e.arg,)
     if isinstance(e, Reduce):

@@ -138,9 +138,11 @@ def _valid(out, size, k, stride, pad):
     return ((o >= 0) & (o < size)).sum(0)
 
 
-def launch_profile(shape, cfg, itemsize=2, bias=False, activation=None):
+def launch_profile(shape, cfg, itemsize=2, bias=False, activation=None, epilogue=None,
+                   names=("conv2d_kernel", "splitk_reduce_kernel")):
     """The launches `conv2d` makes for shape {N, H, W, C, F, KH, KW, stride, padding}: an implicit
-    GEMM (M = N·OH·OW, N = F, K = KH·KW·C) whose A tiles are gathered; padding is not loaded."""
+    GEMM (M = N·OH·OW, N = F, K = KH·KW·C) whose A tiles are gathered; padding is not loaded.
+    `epilogue` and `names` as in gemm.launch_profile (for a generated convolution)."""
     from minitriton.hypogpu.profile import Profile, meta_key, register_estimate
     from .gemm import grouped_dram, tiled_grid, _reduce_profile
     n, h, w, c, f, kh, kw = (int(shape[k]) for k in ("N", "H", "W", "C", "F", "KH", "KW"))
@@ -153,17 +155,20 @@ def launch_profile(shape, cfg, itemsize=2, bias=False, activation=None):
     a_total = npn * a_elems * itemsize                      # every column of tiles gathers its rows again
     b_total = npm * K * f * itemsize                        # every row of tiles reads the whole filter
     single = SK == 1
-    loaded = (a_total + b_total) / grid + np.where(single & bool(bias), f * itemsize / npn, 0)
+    ops, per_n, per_m, per_mn = epilogue if epilogue is not None else \
+        (bool(bias) + (activation == "relu"), itemsize if bias else 0, 0, 0)
+    side = per_n * f / npn + per_m * M / npm + per_mn * M * f / tiles
+    loaded = (a_total + b_total) / grid + np.where(single, side, 0)
     stores = np.where(single, M * f * itemsize / tiles, M * f * 4.0 * SK / grid)
     meta = dict(BLOCK_M=BM, BLOCK_N=BN, BLOCK_K=BK, GROUP_M=G, SPLIT_K=SK, HAS_BIAS=np.asarray(bool(bias)),
                 num_warps=W, num_stages=S)
     dram = grouped_dram(npm, npn, G, SK, a_total / npn / npm / SK, b_total / npm / npn / SK, grid * loaded)
-    return Profile("conv2d_kernel", grid=grid, num_warps=W, num_stages=S, k_steps=steps,
+    return Profile(names[0], grid=grid, num_warps=W, num_stages=S, k_steps=steps,
                    tc_flops_step=2.0 * BM * BN * BK, load_bytes_step=loaded / steps, tile=(BM, BN, BK),
                    smem_stage=(BM * BK + BK * BN) * itemsize, regs=register_estimate(BM, BN, W),
-                   alu_flops=np.where(single, BM * BN * (bool(bias) + (activation == "relu")), 0), store_bytes=stores,
-                   dram_bytes=dram, key=meta_key("conv2d_kernel", meta),
-                   extra=[_reduce_profile(M, f, SK, itemsize, bool(bias), activation, SK > 1)])
+                   alu_flops=np.where(single, BM * BN * ops, 0), store_bytes=stores,
+                   dram_bytes=dram, key=meta_key(names[0], meta),
+                   extra=[_reduce_profile(M, f, SK, itemsize, bool(bias), activation, SK > 1, epilogue, names[1])])
 
 
 conv2d.space = SPACE

@@ -145,3 +145,44 @@ def test_autotuned_operator_tunes_each_shape_bucket_once_and_caches_on_disk(tmp_
           rng.standard_normal(128).astype(np.float16))
     assert again.last_tuning is None                   # served from the disk cache
     assert again.configs[(("K", 64), ("M", 128), ("N", 48))] == tuned.configs[(("K", 64), ("M", 128), ("N", 48))]
+
+
+def _conv(stride, pad, condition=None):
+    Nb, H, W, C, F = (te.var(v) for v in ("Nb", "H", "W", "C", "F"))
+    X = te.placeholder((Nb, H, W, C), "float16", name="X")
+    Wt = te.placeholder((3, 3, C, F), "float16", name="Wt")
+    bias = te.placeholder((F,), "float16", name="bias")
+    cond = condition or (lambda h, w: te.all(h >= pad, h < H + pad, w >= pad, w < W + pad))
+    Xp = te.compute((Nb, H + 2 * pad, W + 2 * pad, C),
+                    lambda n, h, w, c: te.if_then_else(cond(h, w), X[n, h - pad, w - pad, c], 0), name="Xp")
+    kh, kw, c = te.reduce_axis(3, "kh"), te.reduce_axis(3, "kw"), te.reduce_axis(C, "c")
+    OH, OW = (H + 2 * pad - 3) // stride + 1, (W + 2 * pad - 3) // stride + 1
+    Y = te.compute((Nb, OH, OW, F), lambda n, oh, ow, f: te.relu(
+        te.sum(Xp[n, oh * stride + kh, ow * stride + kw, c] * Wt[kh, kw, c, f], axis=[kh, kw, c]) + bias[f]), name="Y")
+    return te.generate(Y)
+
+
+@pytest.mark.parametrize("stride,pad", [(1, 1), (2, 1), (1, 0)])
+def test_conv2d_as_an_index_expression(stride, pad):
+    from kernels import conv
+    op = _conv(stride, pad)
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal((2, 11, 9, 12)).astype(np.float16)
+    w = rng.standard_normal((3, 3, 12, 24)).astype(np.float16)
+    b = rng.standard_normal(24).astype(np.float16)
+    ref = op.reference(x, w, b)
+    np.testing.assert_allclose(ref, conv.reference(x, w, b, stride=stride, padding=pad, activation="relu"), atol=1e-9)
+    cfgs = [MATMUL_CONFIGS[0], MATMUL_CONFIGS[4], MATMUL_CONFIGS[6]]
+    half_ulp = 0.5 * np.spacing(np.abs(ref).astype(np.float16)).astype(np.float64)
+    for cfg in cfgs:
+        y = op(x, w, b, config=cfg).astype(np.float64)
+        assert (np.abs(y - ref) <= half_ulp + 1e-3).all()
+        cfg = dict(cfg, num_warps=4, num_stages=3)
+        _check(op.launch_profile(dict(Nb=2, H=11, W=9, C=12, F=24), cfg), trace(op, x, w, b, config=cfg))
+    layer = Task(op, Nb=16, H=7, W=7, C=512, F=512)
+    assert [s.name.split(",")[0] for s in layer.sketches][0] == "tiled"
+
+
+def test_conv_padding_must_be_the_inputs_bounds():
+    with pytest.raises(Unsupported, match="bounds"):
+        _conv(1, 1, condition=lambda h, w: te.all(h >= 1, w >= 1))     # upper bounds missing: refused
