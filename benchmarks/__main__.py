@@ -3,9 +3,10 @@ import sys
 
 from benchmarks import (executor, tutorials, landscape, profiles, dispatch, config_list, cross_shape, dynamic_m,
                         search_curves, transfer, cost_model, sketches, ansor_compare,
-                        ansor_ablation)
+                        ansor_ablation, generated)
 
 for module in (executor, tutorials, landscape, profiles, dispatch, config_list, cross_shape, dynamic_m, search_curves,
-               transfer, cost_model, sketches, ansor_compare, ansor_ablation):
+               transfer, cost_model, sketches, ansor_compare, ansor_ablation,
+               generated):
     print(f"\n## {module.__name__}\n")
     module.main(sys.argv[1:])
