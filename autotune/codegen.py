@@ -85,11 +85,13 @@ def _reductions(e, out):
 
 
 class Contraction:
-    """C[m, n] = epilogue(sum_k A[..] * B[..]): which placeholder dims are m, n and k."""
+    """C[m, n] (or C[b, m, n], a batch of them) = epilogue(sum_k A[..] * B[..]): which input
+    dims are b, m, n and k."""
 
     def __init__(self, output: te.Compute):
-        if len(output.shape) != 2:
-            raise Unsupported(f"{output.name}: only 2-D outputs are generated so far (batched matmul is not)")
+        if len(output.shape) not in (2, 3):
+            raise Unsupported(f"{output.name}: a matmul's output is [m, n] or [batch, m, n], got {len(output.shape)} "
+                              f"dimensions")
         body = _inline(output.body)
         reds = _reductions(body, [])
         if len(reds) != 1:
@@ -101,10 +103,11 @@ class Contraction:
         if not (isinstance(prod, te.Binary) and prod.op == "*"):
             raise Unsupported(f"{red!r}: the reduced expression is not a product of two inputs")
         a, b = _strip_casts(prod.a), _strip_casts(prod.b)
-        m, n = output.axes
+        batch = output.axes[0] if len(output.shape) == 3 else None
+        m, n = output.axes[-2:]
         k = red.axes[0]
         for x in (a, b):
-            if not (isinstance(x, te.Access) and isinstance(x.tensor, te.Placeholder) and len(x.index) == 2
+            if not (isinstance(x, te.Access) and isinstance(x.tensor, te.Placeholder) and len(x.index) in (2, 3)
                     and all(isinstance(i, te.Var) for i in x.index)):
                 raise Unsupported(f"{x!r}: each factor must read an input at plain indices")
         if k not in a.index or k not in b.index:
@@ -113,13 +116,20 @@ class Contraction:
             a, b = b, a
         if m not in a.index or n not in b.index:
             raise Unsupported(f"{red!r}: the factors must be indexed by ({m.name}, k) and (k, {n.name})")
+        for x, own in ((a, m), (b, n)):
+            extra = [i for i in x.index if i is not own and i is not k]
+            if extra and extra != [batch]:
+                raise Unsupported(f"{x!r}: a factor's third index must be the batch axis"
+                                  + (f" {batch.name}" if batch is not None else " (the output has none)"))
         self.output, self.red, self.a, self.b, self.m, self.n, self.k = output, red, a, b, m, n, k
-        self.a_dims = (a.index.index(m), a.index.index(k))   # which placeholder dim is m, k
-        self.b_dims = (b.index.index(k), b.index.index(n))
+        self.batch = batch
+        self.a_dims = (a.index.index(m), a.index.index(k), a.index.index(batch) if batch in a.index else None)
+        self.b_dims = (b.index.index(k), b.index.index(n), b.index.index(batch) if batch in b.index else None)
         if a.tensor.dtype != b.tensor.dtype:
             raise Unsupported(f"{red!r}: inputs of different types ({a.tensor.dtype}, {b.tensor.dtype})")
         self.dtype_in, self.dtype_out = a.tensor.dtype, output.dtype
-        self.sizes = {"M": output.shape[0], "N": output.shape[1], "K": k.extent}
+        self.sizes = {"M": output.shape[-2], "N": output.shape[-1], "K": k.extent,
+                      "B": output.shape[0] if batch is not None else 1}
         self.epilogue = Epilogue(body, red, m, n)
         self.inputs = [a.tensor, b.tensor] + [t for t in self.epilogue.tensors if t not in (a.tensor, b.tensor)]
 
@@ -216,13 +226,17 @@ def _side_params(c):
 def contraction_source(c: Contraction, name: str) -> str:
     ptrs, strides = _side_params(c)
     epi = c.epilogue.source(" " * 8)
+    batch_args = ", stride_ab, stride_bb, stride_cb" if c.batch is not None else ""
+    batch_lines = ("\n    pid_b = tl.program_id(2)   # one product of the batch\n"
+                   "    a_ptr += pid_b * stride_ab\n    b_ptr += pid_b * stride_bb\n    c_ptr += pid_b * stride_cb"
+                   if c.batch is not None else "")
     return f'''@mt.jit
 def {name}_kernel(a_ptr, b_ptr, c_ptr{ptrs}, M, N, K, stride_am, stride_ak, stride_bk, stride_bn,
-                  stride_cs, stride_cm, stride_cn{strides}, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+                  stride_cs, stride_cm, stride_cn{batch_args}{strides}, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
                   BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr, SPLIT_K: tl.constexpr):
     """{c.output.name} = {c.output.body!r}, one BLOCK_M x BLOCK_N tile per program (of one K split)."""
     pid_m, pid_n = grouped_tile(tl.program_id(0), tl.cdiv(M, BLOCK_M), tl.cdiv(N, BLOCK_N), GROUP_M)
-    pid_k = tl.program_id(1)
+    pid_k = tl.program_id(1){batch_lines}
     k_per_split = tl.cdiv(K, SPLIT_K * BLOCK_K) * BLOCK_K
     k_start = pid_k * k_per_split
     offs_am = (pid_m * BLOCK_M + tl.arange(0, BLOCK_M)) % M
@@ -250,13 +264,17 @@ def {name}_kernel(a_ptr, b_ptr, c_ptr{ptrs}, M, N, K, stride_am, stride_ak, stri
 '''
 
 
-def reduce_source(c: Contraction, name: str) -> str:
+def reduce_source(c, name: str) -> str:
     ptrs, strides = _side_params(c)
     epi = c.epilogue.source(" " * 4)
+    batched = getattr(c, "batch", None) is not None
+    batch_args = ", stride_wb, stride_cb" if batched else ""
+    batch_lines = ("\n    pid_b = tl.program_id(2)\n    ws_ptr += pid_b * stride_wb\n    c_ptr += pid_b * stride_cb"
+                   if batched else "")
     return f'''@mt.jit
-def {name}_reduce(ws_ptr, c_ptr{ptrs}, M, N, stride_ws, stride_wm, stride_wn, stride_cm, stride_cn{strides},
+def {name}_reduce(ws_ptr, c_ptr{ptrs}, M, N, stride_ws, stride_wm, stride_wn, stride_cm, stride_cn{batch_args}{strides},
                   SPLIT_K: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
-    """rfactor's second kernel: the SPLIT_K partial tiles added, then the epilogue."""
+    """rfactor's second kernel: the SPLIT_K partial tiles added, then the epilogue."""{batch_lines}
     offs_cm = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
     offs_cn = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
     c_mask = (offs_cm[:, None] < M) & (offs_cn[None, :] < N)
@@ -390,10 +408,10 @@ class GemmOperator(Operator):
 
     # -- sketches --------------------------------------------------------------------------------------
     def sketch_rules(self, shape, space):
-        M, N, K = (self._size(self.c.sizes[d], shape) for d in ("M", "N", "K"))
+        M, N, K, B = (self._size(self.c.sizes[d], shape) for d in ("M", "N", "K", "B"))
         what = f"{self.name} = sum over {self.c.k.name} of {self.c.a!r} * {self.c.b!r}"
         epi = None if self.c.epilogue.expr == "acc" else "element-wise: " + self.c.epilogue.expr
-        decisions = gemm_rules(M, N, K, space, what=what, epilogue=epi)
+        decisions = gemm_rules(M, N, K, space, what=what, epilogue=epi, batch=B)
         for d in decisions:
             d.source = self.main_source + ("\n\n" + self.reduce_source if "rfactor" in d.name else "")
         return decisions
@@ -415,13 +433,14 @@ class GemmOperator(Operator):
         dims = {d: self._size(self.c.sizes[d], shape) for d in ("M", "N", "K")}
         item = np.dtype(_NP[self.c.dtype_in]).itemsize
         return launch_profile(dims, cfg, itemsize=item, epilogue=self.c.epilogue.cost,
-                              names=(f"{self.__name__}_kernel", f"{self.__name__}_reduce"))
+                              names=(f"{self.__name__}_kernel", f"{self.__name__}_reduce"),
+                              batch=self._size(self.c.sizes["B"], shape))
 
     # -- running ---------------------------------------------------------------------------------------
     def __call__(self, *arrays, config=None, out=None):
         c = self.c
         env = self._bind(arrays)
-        M, N, K = (self._size(c.sizes[d], env) for d in ("M", "N", "K"))
+        M, N, K, Bt = (self._size(c.sizes[d], env) for d in ("M", "N", "K", "B"))
         cfg = as_config(config or self.default)
         kw = {**self.default.kwargs, **cfg.kwargs}
         a, b = arrays[0], arrays[1]
@@ -430,20 +449,27 @@ class GemmOperator(Operator):
         stride_bk, stride_bn = sb[c.b_dims[0]], sb[c.b_dims[1]]
         side = list(arrays[2:])
         side_strides = [s for x in side for s in _strides(x)]
-        y = np.empty((M, N), _NP[c.dtype_out]) if out is None else out
+        batched = c.batch is not None
+        y = np.empty(((Bt,) if batched else ()) + (M, N), _NP[c.dtype_out]) if out is None else out
+        sy = _strides(y)
         meta = dict(BLOCK_M=kw["BLOCK_M"], BLOCK_N=kw["BLOCK_N"], BLOCK_K=kw["BLOCK_K"], GROUP_M=kw["GROUP_M"],
                     SPLIT_K=kw["SPLIT_K"], num_warps=cfg.num_warps, num_stages=cfg.num_stages)
-        grid = (-(-M // meta["BLOCK_M"]) * -(-N // meta["BLOCK_N"]), meta["SPLIT_K"])
+        grid = (-(-M // meta["BLOCK_M"]) * -(-N // meta["BLOCK_N"]), meta["SPLIT_K"], Bt)
+        batch_strides = lambda out_b: ((sa[c.a_dims[2]] if c.a_dims[2] is not None else 0,  # noqa: E731
+                                        sb[c.b_dims[2]] if c.b_dims[2] is not None else 0, out_b) if batched else ())
+        operands = (a, b)
+        k_strides = (M, N, K, stride_am, stride_ak, stride_bk, stride_bn)
         if meta["SPLIT_K"] == 1:
-            self.kernel[grid](a, b, y, *side, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, 0, *_strides(y),
+            self.kernel[grid](*operands, y, *side, *k_strides, 0, *sy[-2:], *batch_strides(sy[0] if batched else 0),
                               *side_strides, **meta)
         else:
-            ws = np.empty((meta["SPLIT_K"], M, N), np.float32)
-            self.kernel[grid](a, b, ws, *side, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, *_strides(ws),
-                              *side_strides, **meta)
-            self.reducer[(-(-M // REDUCE_BLOCK), -(-N // REDUCE_BLOCK))](
-                ws, y, *side, M, N, *_strides(ws), *_strides(y), *side_strides, SPLIT_K=meta["SPLIT_K"],
-                BLOCK_M=REDUCE_BLOCK, BLOCK_N=REDUCE_BLOCK)
+            ws = np.empty((meta["SPLIT_K"],) + ((Bt,) if batched else ()) + (M, N), np.float32)
+            sw = _strides(ws)
+            self.kernel[grid](*operands, ws, *side, *k_strides, sw[0], *sw[-2:],
+                              *batch_strides(sw[1] if batched else 0), *side_strides, **meta)
+            self.reducer[(-(-M // REDUCE_BLOCK), -(-N // REDUCE_BLOCK), Bt)](
+                ws, y, *side, M, N, sw[0], *sw[-2:], *sy[-2:], *((sw[1], sy[0]) if batched else ()), *side_strides,
+                SPLIT_K=meta["SPLIT_K"], BLOCK_M=REDUCE_BLOCK, BLOCK_N=REDUCE_BLOCK)
         return y
 
 

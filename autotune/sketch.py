@@ -93,12 +93,13 @@ def of(task, space=None, configs=None) -> Sketches:
                     [Decision("as written", "the space", True, "a plain Space is one sketch", space)])
 
 
-def gemm_rules(M: int, N: int, K: int, space: Space, what: str = "C = A·B", epilogue: str | None = None):
+def gemm_rules(M: int, N: int, K: int, space: Space, what: str = "C = A·B", epilogue: str | None = None,
+               batch: int = 1):
     """Ansor's rules for a matrix product over M x N x K (matmul, and conv2d as implicit GEMM):
     multi-level tiling always (data reuse), fusing an element-wise consumer when there is one;
     rfactor when the output cannot fill the machine and the reduction is long (SPLIT_K > 1,
     with the second kernel that adds the partial tiles)."""
-    tiles = -(-M // 128) * -(-N // 128)
+    tiles = -(-M // 128) * -(-N // 128) * batch
     fills = tiles >= 2 * SLOTS
     long = K > max(M, N)
     if epilogue:
@@ -108,7 +109,8 @@ def gemm_rules(M: int, N: int, K: int, space: Space, what: str = "C = A·B", epi
         base, rule = "tiled", "multi-level tiling + cache read"
         reason = f"{what} reuses every loaded element (rule 3 + rule 5 for shared memory)"
     out = [Decision(base, rule, True, reason, restrict(space, SPLIT_K=[1]))]
-    why = (f"{tiles} output tiles of 128x128 {'fill' if fills else 'cannot fill'} {2 * SLOTS} program slots "
+    why = (f"{tiles} output tiles of 128x128{f' (over a batch of {batch})' if batch > 1 else ''} "
+           f"{'fill' if fills else 'cannot fill'} {2 * SLOTS} program slots "
            f"(two per SM), and K = {K} {'>' if long else '<='} max(M, N) = {max(M, N)}")
     out.append(Decision(base + " + rfactor", rule + " + rfactor (split-K and a reduction kernel)",
                         not fills and long, why, restrict(space, SPLIT_K=lambda v: v > 1)))

@@ -250,11 +250,12 @@ def _bias_act_profile(M, N, itemsize, bias, activation):
 
 
 def launch_profile(shape, cfg, itemsize=2, bias=False, activation=None, fuse_epilogue=True, epilogue=None,
-                   names=("matmul_kernel", "splitk_reduce_kernel")):
+                   names=("matmul_kernel", "splitk_reduce_kernel"), batch=1):
     """The launches `matmul` makes for shape {M, N, K} and config knobs (scalars or arrays).
     `epilogue` = (element-wise ops per output element, bytes per N of vectors it loads along N,
     along M, bytes per element of M x N tiles) describes a generated epilogue (autotune/codegen.py)
-    instead of bias/ReLU; `names` are the kernels' names."""
+    instead of bias/ReLU; `names` are the kernels' names; `batch` independent products run as
+    one launch (a batched matmul: every count per program is unchanged, the grid and DRAM grow)."""
     from minitriton.hypogpu.profile import Profile, meta_key, register_estimate
     M, N, K = (int(shape[k]) for k in ("M", "N", "K"))
     (BM, BN, BK, G, SK, W, S), npm, npn, grid, steps = tiled_grid(M, N, K, cfg)
@@ -277,6 +278,12 @@ def launch_profile(shape, cfg, itemsize=2, bias=False, activation=None, fuse_epi
     extra = [_reduce_profile(M, N, SK, itemsize, fused_bias, fused_act, SK > 1, epilogue, names[1])]
     if not fuse_epilogue and (bias or activation):
         extra.append(_bias_act_profile(M, N, itemsize, bool(bias), activation))
+    if batch != 1:
+        one = dram
+        dram = lambda slots: batch * one(slots)  # noqa: E731 - the batches share no operand
+        for e in extra:
+            e.grid = e.grid * batch
+        grid = grid * batch
     return Profile(names[0], grid=grid, num_warps=W, num_stages=S, k_steps=steps,
                    tc_flops_step=2.0 * BM * BN * BK, load_bytes_step=loaded / steps, tile=(BM, BN, BK),
                    smem_stage=(BM * BK + BK * BN) * itemsize, regs=register_estimate(BM, BN, W), alu_flops=alu,

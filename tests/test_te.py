@@ -186,3 +186,26 @@ def test_conv2d_as_an_index_expression(stride, pad):
 def test_conv_padding_must_be_the_inputs_bounds():
     with pytest.raises(Unsupported, match="bounds"):
         _conv(1, 1, condition=lambda h, w: te.all(h >= 1, w >= 1))     # upper bounds missing: refused
+
+
+@pytest.mark.parametrize("shared_b", [False, True])
+def test_batched_matmul(shared_b):
+    Bt = te.var("Bt")
+    A = te.placeholder((Bt, M, K), "float16", name="A")
+    B = te.placeholder((K, N) if shared_b else (Bt, K, N), "float16", name="B")
+    k = te.reduce_axis(K, name="k")
+    C = te.compute((Bt, M, N), lambda b, m, n: te.sum(A[b, m, k] * (B[k, n] if shared_b else B[b, k, n]), axis=k),
+                   name="C")
+    op = te.generate(C)
+    rng = np.random.default_rng(7)
+    a = rng.standard_normal((3, 70, 40)).astype(np.float16)
+    b = rng.standard_normal((40, 50) if shared_b else (3, 40, 50)).astype(np.float16)
+    ref = np.einsum("bmk,kn->bmn" if shared_b else "bmk,bkn->bmn", a.astype(np.float64), b.astype(np.float64))
+    np.testing.assert_allclose(op.reference(a, b), ref, atol=1e-9)
+    half_ulp = 0.5 * np.spacing(np.abs(ref).astype(np.float16)).astype(np.float64)
+    for cfg in (MATMUL_CONFIGS[0], MATMUL_CONFIGS[5]):
+        y = op(a, b, config=cfg)
+        assert y.shape == (3, 70, 50) and (np.abs(y.astype(np.float64) - ref) <= half_ulp + 1e-3).all()
+        cfg = dict(cfg, num_warps=4, num_stages=3)
+        _check(op.launch_profile(dict(Bt=3, M=70, N=50, K=40), cfg), trace(op, a, b, config=cfg))
+    assert "over a batch of 64" in str(Task(op, Bt=64, M=512, N=512, K=4096).sketches)
