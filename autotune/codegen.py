@@ -17,6 +17,7 @@ states its launch profile from the same structure as the library GEMM (kernels/g
 """
 from __future__ import annotations
 
+import itertools
 import linecache
 import textwrap
 
@@ -288,8 +289,13 @@ def {name}_reduce(ws_ptr, c_ptr{ptrs}, M, N, stride_ws, stride_wm, stride_wn, st
 '''
 
 
+_generated = itertools.count(1)
+
+
 def _compile(source: str, filename: str) -> dict:
-    """Run generated source as a module of its own, visible to inspect and tracebacks."""
+    """Run generated source as a module of its own, visible to inspect and tracebacks (under a
+    file name of its own: two operators may share a name)."""
+    filename = f"{filename[:-1]} #{next(_generated)}>"
     import minitriton as mt
     import minitriton.language as tl
     from kernels.gemm import grouped_tile

@@ -103,11 +103,12 @@ def gemm_rules(M: int, N: int, K: int, space: Space, what: str = "C = A·B", epi
     fills = tiles >= 2 * SLOTS
     long = K > max(M, N)
     if epilogue:
-        base, rule = "tiled, fused epilogue", "multi-level tiling with fusion + cache read"
+        base, rule = "tiled, fused epilogue", "multi-level tiling with fusion"
         reason = f"{what} reuses every loaded element and its consumer ({epilogue}) is element-wise (rule 4 + rule 5)"
     else:
-        base, rule = "tiled", "multi-level tiling + cache read"
-        reason = f"{what} reuses every loaded element (rule 3 + rule 5 for shared memory)"
+        base, rule = "tiled", "multi-level tiling + cache write"
+        reason = (f"{what} reuses every loaded element and has no consumer to fuse: its tile accumulates in "
+                  f"registers and is written once (rule 3 + rule 5)")
     out = [Decision(base, rule, True, reason, restrict(space, SPLIT_K=[1]))]
     why = (f"{tiles} output tiles of 128x128{f' (over a batch of {batch})' if batch > 1 else ''} "
            f"{'fill' if fills else 'cannot fill'} {2 * SLOTS} program slots "

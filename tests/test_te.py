@@ -236,3 +236,23 @@ def test_two_stage_softmax_is_one_row_wise_kernel(extra):
         np.testing.assert_allclose(op(x, config=cfg), ref, rtol=1e-5, atol=1e-7)
         _check(op.launch_profile(dict(M=13, N=100), cfg), trace(op, x, config=cfg))
     assert [s.name for s in Task(op, M=4096, N=1024).sketches] == ["row-wise, fused stages"]
+
+
+def test_profiles_of_random_configs_match_the_traced_ones():
+    """Every kind of generated operator, at configs drawn at random from its space."""
+    rng = np.random.default_rng(9)
+    gemm = _matmul(False, True, epilogue=_row_scale_relu)
+    conv = _conv(2, 1)
+    X = te.placeholder((M, N), "float16", name="X")
+    r = te.reduce_axis(N, "r")
+    row_sum = te.generate(te.compute((M,), lambda m: te.sum(X[m, r], axis=r), name="R", dtype="float32"))
+    cases = [(gemm, (np.zeros((70, 40), np.float16), np.zeros((50, 40), np.float16), np.zeros(70, np.float16)),
+              dict(M=70, N=50, K=40)),
+             (conv, (np.zeros((2, 9, 7, 8), np.float16), np.zeros((3, 3, 8, 16), np.float16), np.zeros(16, np.float16)),
+              dict(Nb=2, H=9, W=7, C=8, F=16)),
+             (row_sum, (np.zeros((5, 3000), np.float16),), dict(M=5, N=3000)),
+             (_softmax(), (np.zeros((9, 70), np.float32),), dict(M=9, N=70))]
+    for op, arrays, shape in cases:
+        for cfg in op.space.sample(rng, 3):
+            cfg = cfg.all_kwargs()
+            _check(op.launch_profile(shape, cfg), trace(op, *arrays, config=cfg))
