@@ -3,9 +3,10 @@
 It lives with the kernels, not in `autotune/`: it scores the tuners with the oracle, which
 nothing under `autotune/` may touch.
 
-Tunes the library matmul on the lecture's five shapes on HypoGPU, with Triton's 24-config list
-and with random search over the full 157,500-config space, scores both against the oracle's
-true optimum, then runs every chosen config on the CPU at a small size and checks the numbers.
+Tunes the library matmul on the lecture's five shapes on HypoGPU, with Triton's 24-config list,
+random search and Ansor over the full 157,500-config space (Ansor over the sketches its rules
+generate at each shape), scores them against the oracle's true optimum, then runs every chosen
+config on the CPU at a small size and checks the numbers.
 """
 from __future__ import annotations
 
@@ -22,23 +23,25 @@ from autotune import Task, tune
 def main(quick: bool = False):
     budget = 64 if quick else 256
     rows, chosen = [], []
-    print(f"Tuning kernels.matmul on HypoGPU: Triton's 24-config list (exhaustive) and random search "
-          f"({budget} measurements) over the full space.\n")
+    print(f"Tuning kernels.matmul on HypoGPU: Triton's 24-config list (exhaustive), random search and Ansor "
+          f"({budget} measurements each) over the full space.\n")
     for name in LECTURE_FIVE:
         task = Task(kernels.matmul, **SHAPES[name])
         truth = oracle(task)
         listed = tune(task, "exhaustive", configs=triton_list(), seed=0)
         searched = tune(task, "random", budget=budget, seed=0)
+        ansor = tune(task, "ansor", budget=budget, seed=0)
         legal = sum(r.ok for r in listed.history)
         s = SHAPES[name]
         rows.append(f"| {name} | {s['M']}×{s['N']}×{s['K']} | {legal}/24 | "
                     f"{truth.best_time / truth.time_of(listed.best_config):.1%} | "
                     f"{truth.best_time / truth.time_of(searched.best_config):.1%} | "
-                    f"{searched.simulated_seconds / 60:.1f} min | {truth.best_time * 1e6:.1f} µs |")
-        chosen += [listed.best_config, searched.best_config]
-    print("| shape | M×N×K | list legal | list best / optimum | random best / optimum | random search time "
-          "(simulated) | optimum |")
-    print("|---|---|---|---|---|---|---|")
+                    f"{truth.best_time / truth.time_of(ansor.best_config):.1%} | {len(task.sketches)} | "
+                    f"{ansor.simulated_seconds / 60:.1f} min | {truth.best_time * 1e6:.1f} µs |")
+        chosen += [listed.best_config, searched.best_config, ansor.best_config]
+    print("| shape | M×N×K | list legal | list best / optimum | random best / optimum | Ansor best / optimum | "
+          "sketches | Ansor's tuning time (simulated) | optimum |")
+    print("|---|---|---|---|---|---|---|---|---|")
     print("\n".join(rows))
     rng = np.random.default_rng(0)
     a = rng.standard_normal((200, 100)).astype(np.float16)

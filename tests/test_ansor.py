@@ -96,7 +96,7 @@ def test_decorator_with_a_config_list_on_a_user_kernel(tmp_path, monkeypatch):
 @pytest.mark.parametrize("bad, match", [(dict(variant="greedy"), "variant"), (dict(population=1), "population"),
                                         (dict(generations=0), "generations"), (dict(mutation=2), "mutation"),
                                         (dict(batch=0), "batch"), (dict(epsilon=-0.1), "epsilon"),
-                                        (dict(features="pixels"), "features")])
+                                        (dict(features="pixels"), "features"), (dict(local=1.5), "local")])
 def test_bad_settings_name_the_setting(bad, match):
     with pytest.raises(ValueError, match=match):
         AnsorTuner(**bad)

@@ -14,6 +14,12 @@ The model is XGBoost regression on throughput normalised per task, weighted by t
 (Ansor's loss), on the AutoTVM tuner's program features; as there, failed programs teach a
 validity classifier rather than the regression (model.GatedModel).
 
+One deviation, measured: half of each round (`local`) goes to the model's best programs one
+mutation step from the four fastest measured, the rest to the evolved population.  Over 10
+seeds on square, prefill_qkv, decode and wgrad, the worst seed's share of the optimum after
+512 measurements rose from 91-100 % to 99.9-100 %; the median measurements to 99 % stayed
+within seed noise (56-147).
+
 Variants for the ablation (lecture §5.7): `beam` builds programs decision by decision in a
 fixed order and prunes partial programs by the model's score of them completed with defaults
 (Halide's sequential construction); `no_finetune` ranks random annotations by the model only;
@@ -43,7 +49,8 @@ class AnsorTuner(ModelBasedTuner):
     weighted = True
 
     def __init__(self, space=None, configs=None, seed=0, variant="full", batch=16, epsilon=0.05, population=512,
-                 generations=4, mutation=0.85, elite=0.05, features="program", rounds=None, gate=True, sketches=None):
+                 generations=4, mutation=0.85, elite=0.05, features="program", rounds=None, gate=True, sketches=None,
+                 local=0.5):
         super().__init__(space, configs, seed, features, "reg", batch, epsilon, rounds, gate)
         if variant not in VARIANTS:
             raise ValueError(f"AnsorTuner: variant must be one of {VARIANTS}, got {variant!r}")
@@ -58,6 +65,9 @@ class AnsorTuner(ModelBasedTuner):
         self.variant, self.population, self.generations = variant, population, generations
         self.mutation, self.elite, self.given_sketches = float(mutation), float(elite), sketches
         self.sketches = None
+        if not 0.0 <= float(local) <= 1.0:
+            raise ValueError(f"AnsorTuner: local must be in [0, 1], got {local!r}")
+        self.local = float(local)
 
     def settings(self) -> dict:
         return {"tuner": self.name, "seed": self.seed, "variant": self.variant, "features": self.features,
@@ -184,7 +194,10 @@ class AnsorTuner(ModelBasedTuner):
         search = {"full": self._evolve, "limited": self._evolve, "no_finetune": self._ranked_random,
                   "beam": self._beam}[self.variant]
         scored = search()
-        picked = self._best_unmeasured(scored, want - n_random)
+        n_local = int(round(self.local * want)) if self.variant in ("full", "limited") else 0
+        near = self._best_unmeasured(self._neighbours(), n_local) if n_local else []
+        picked = near + [i for i in self._best_unmeasured(scored, want - n_random) if i not in near]
+        picked = picked[:want - n_random]
         return picked + self._annotated(want - len(picked), set(picked))
 
     def _leftovers(self, n, exclude) -> list:
@@ -224,6 +237,25 @@ class AnsorTuner(ModelBasedTuner):
     def _best_unmeasured(self, scored: dict, n) -> list:
         order = sorted(scored.items(), key=lambda kv: (-kv[1], self.rng.random()))
         return [i for i, _ in order if i not in self.measured and self._legal(i)][:n]
+
+    def _neighbours(self) -> dict:
+        """The model's scores of every program one mutation step (an adjacent legal value of one
+        blank) from the four fastest measured ones."""
+        g_best, s_best = self._seeds()
+        rows, ids = [], []
+        for g, s in zip(g_best[:4], s_best[:4]):
+            for j, a in enumerate(self.sketches[s][1]):
+                here = int(np.searchsorted(a, g[j]))
+                for k in (here - 1, here + 1):
+                    if 0 <= k < len(a):
+                        n = g.copy()
+                        n[j] = a[k]
+                        rows.append(n)
+                        ids.append(s)
+        if not rows:
+            return {}
+        flat, scores = self._score(np.array(rows))
+        return {i: sc for i, sc in zip(flat.tolist(), scores.tolist()) if i >= 0 and np.isfinite(sc)}
 
     def _seeds(self):
         """The best measured programs, as gene rows and sketch ids."""
