@@ -10,11 +10,7 @@ from kernels.shapes import SHAPES
 from autotune import Task, tune, autotune, Config, Space
 from autotune.tuners import AnsorTuner
 from minitriton.hypogpu import oracle
-
-
-def _share(task, result, n):
-    truth = oracle(task)
-    return truth.times.min() / min(truth.time_of(r.config) for r in result.history[:n])
+from tests.test_autotvm import _share_of_optimum as _share
 
 
 def test_sketches_follow_the_rules_and_say_why():

@@ -183,11 +183,9 @@ class AnsorTuner(ModelBasedTuner):
 
     # -- planning --------------------------------------------------------------------------------------
     def _make_plan(self) -> list:
-        free = self.size - len(self.measured)
-        if free <= 0:
+        want = self._plan_size()
+        if not want:
             return []
-        want = min(self.batch, free)
-        self._fit()
         if self.model is None:
             return self._annotated(want, set())
         n_random = int(round(self.epsilon * want))

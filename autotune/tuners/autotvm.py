@@ -77,11 +77,9 @@ class AutoTVMTuner(ModelBasedTuner):
 
     # -- planning -------------------------------------------------------------------------------------
     def _make_plan(self) -> list:
-        free = self.size - len(self.measured)
-        if free <= 0:
+        want = self._plan_size()
+        if not want:
             return []
-        want = min(self.batch, free)
-        self._fit()
         model = self.model if self.model is not None else (self.base if self.base is not None and self.base.trained
                                                             else None)
         if model is None:

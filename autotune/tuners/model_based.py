@@ -147,6 +147,14 @@ class ModelBasedTuner(Tuner):
     def _make_plan(self) -> list:
         raise NotImplementedError
 
+    def _plan_size(self) -> int:
+        """How many configs the next plan holds (0 when none is left), the model retrained first."""
+        free = self.size - len(self.measured)
+        if free <= 0:
+            return 0
+        self._fit()
+        return min(self.batch, free)
+
     # -- the model ------------------------------------------------------------------------------------
     weighted = False  # Ansor weights the regression by throughput
 
