@@ -9,7 +9,6 @@ import minitriton.language as tl
 from kernels.shapes import SHAPES
 from autotune import Task, tune, autotune, Config, Space
 from autotune.tuners import AnsorTuner
-from minitriton.hypogpu import oracle
 from tests.test_autotvm import _share_of_optimum as _share
 
 
