@@ -1047,11 +1047,14 @@ def generate(output) -> Operator:
     if not isinstance(output, te.Compute):
         raise TypeError(f"te.generate: expects the output of te.compute, got {output!r}")
     reds = _reductions(_inline(output.body), [])
-    if len(reds) == 1 and not isinstance(_strip_casts(reds[0].body), te.Binary):
+    products = [r for r in reds if isinstance(_strip_casts(r.body), te.Binary) and _strip_casts(r.body).op == "*"]
+    if len(output.shape) == 1 and len(reds) == 1 and not products:
         return ReductionOperator(RowReduction(output))
     if len(output.shape) == 4:
         return ConvOperator(Conv2D(output))
-    if len(output.shape) == 2 and reds and any(not isinstance(_strip_casts(r.body), te.Binary) or
-                                               _strip_casts(r.body).op != "*" for r in reds):
+    if len(output.shape) == 2 and reds and len(products) < len(reds):
         return RowWiseOperator(RowWise(output))
+    if not reds:
+        raise Unsupported(f"{output.name} = {output.body!r}: an element-wise computation alone is not generated "
+                          f"(fuse it into a reduction's output, as an epilogue)")
     return GemmOperator(Contraction(output))

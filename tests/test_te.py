@@ -256,3 +256,14 @@ def test_profiles_of_random_configs_match_the_traced_ones():
         for cfg in op.space.sample(rng, 3):
             cfg = cfg.all_kwargs()
             _check(op.launch_profile(shape, cfg), trace(op, *arrays, config=cfg))
+
+
+def test_rows_centred_by_their_mean_and_element_wise_alone_refused():
+    X = te.placeholder((M, N), "float32", name="X")
+    r = te.reduce_axis(N, "r")
+    mean = te.compute((M,), lambda m: te.sum(X[m, r], axis=r) / 1024.0, name="mean")
+    op = te.generate(te.compute((M, N), lambda m, n: X[m, n] - mean[m], name="Y"))
+    x = np.random.default_rng(10).standard_normal((5, 1024)).astype(np.float32)
+    np.testing.assert_allclose(op(x), x - x.mean(1, keepdims=True), atol=1e-6)
+    with pytest.raises(Unsupported, match=r"gelu\(X\[m, n\]\)"):
+        te.generate(te.compute((M, N), lambda m, n: te.gelu(X[m, n]), name="G"))
