@@ -78,6 +78,8 @@ def tune(task, tuner=None, budget: int | None = None, seed: int = 0, measurer=No
         raise ValueError(f"tune: budget must be a positive number of measurements, got {budget}")
     if tuner is None:
         tuner = "exhaustive" if configs is not None else "ansor"
+    if measurer is None and hasattr(task.device, "measurer"):
+        measurer = task.device.measurer(seed)  # a device that answers from records (minitriton.replay)
     if measurer is None:
         from minitriton.hypogpu import Measurer
         measurer = Measurer(task.device, seed=seed)

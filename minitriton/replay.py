@@ -1,0 +1,238 @@
+"""Replay: a GPU that answers from a Kernel Tuner cache file (a brute-forced space measured on a
+real GPU), so tuners are judged on landscapes nobody here designed.
+
+    task = Replay("pnpoly_RTX_2080_Ti.json.gz").task()   # the file's kernel and space
+    result = tune(task, tuner="ansor", budget=100, seed=0)
+    truth = oracle(task)                                   # the recorded mean times
+
+A config of the space is a point of the file's `tune_params` that the file holds (an absent
+one broke the kernel's restrictions).  Measuring it returns recorded repeat times, drawn with
+the measurement seed, so the noise is the real GPU's; the simulated clock advances by the
+recorded compile and benchmark times.  A failed config (`time` a string such as
+"RuntimeFailedConfig") is a failed measurement.  The oracle is the recorded mean `time`.
+
+Some files' objective is not the kernel time alone (pnpoly's `time` includes host work and is
+about 100-1000x the mean of its `times`): there the repeats are scaled so that they average to
+`time`, keeping their relative spread, and measuring and the oracle agree on one objective.
+
+`export_cache` writes our records, or HypoGPU's exact landscape of a task, in the same format,
+so Kernel Tuner and the autotuning-methodology tools can replay our landscapes.
+"""
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import os
+import pathlib
+
+import numpy as np
+
+from autotune.space import Space, as_config
+from .hypogpu.measure import Measurement
+from .hypogpu.oracle import OracleResult
+
+FORMAT_KEYS = ("tune_params_keys", "tune_params", "cache")
+
+
+class ReplayFileError(ValueError):
+    """A cache file that cannot be replayed (it says which file and what is wrong)."""
+
+
+def _load(path: pathlib.Path) -> dict:
+    try:
+        raw = path.read_bytes()
+    except OSError as e:
+        raise ReplayFileError(f"Replay: cannot read {path}: {e.strerror or e}") from None
+    try:
+        text = gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw
+        return json.loads(text)
+    except (OSError, EOFError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise ReplayFileError(f"Replay: {path} is not a Kernel Tuner cache file (gzipped or plain JSON): {e}") \
+            from None
+
+
+class Replay:
+    def __init__(self, path):
+        self.path = pathlib.Path(path)
+        data = _load(self.path)
+        if not isinstance(data, dict) or any(k not in data for k in FORMAT_KEYS):
+            missing = [k for k in FORMAT_KEYS if not isinstance(data, dict) or k not in data]
+            raise ReplayFileError(f"Replay: {self.path} lacks {', '.join(missing)} (Kernel Tuner's cache format)")
+        keys, params, cache = data["tune_params_keys"], data["tune_params"], data["cache"]
+        if not isinstance(keys, list) or not isinstance(params, dict) or set(keys) != set(params) or not keys:
+            raise ReplayFileError(f"Replay: {self.path}: tune_params_keys {keys!r} and tune_params "
+                                  f"{sorted(params) if isinstance(params, dict) else params!r} do not match")
+        if not isinstance(cache, dict) or not cache:
+            raise ReplayFileError(f"Replay: {self.path} has an empty cache: nothing was measured")
+        self.params = list(keys)
+        self.values = {k: list(params[k]) for k in keys}
+        self.kernel_name = str(data.get("kernel_name", self.path.name.split(".")[0]))
+        self.device_name = str(data.get("device_name", "unknown GPU"))
+        self.records = {}
+        for entry in cache.values():
+            try:
+                point = tuple(entry[k] for k in keys)
+            except (KeyError, TypeError):
+                raise ReplayFileError(f"Replay: {self.path}: a cache entry lacks a parameter of {keys}: "
+                                      f"{str(entry)[:120]}") from None
+            if "time" not in entry:
+                raise ReplayFileError(f"Replay: {self.path}: the entry {point} has no time")
+            self.records[point] = entry
+        if not any(_ok(e) for e in self.records.values()):
+            raise ReplayFileError(f"Replay: {self.path}: no config ran (every time is a failure)")
+        self.space = Space(self.values, constraint=lambda cfg: tuple(cfg[k] for k in self.params) in self.records)
+        self._digest = hashlib.sha256(self.path.read_bytes()).hexdigest()[:16]
+
+    def __repr__(self):
+        return f"Replay({self.path.name}: {self.kernel_name} on {self.device_name})"
+
+    @property
+    def fingerprint(self) -> str:
+        return f"Replay({self.path.name}, {self._digest})"
+
+    def task(self) -> "ReplayTask":
+        return ReplayTask(self)
+
+    def measurer(self, seed: int = 0) -> "ReplayMeasurer":
+        return ReplayMeasurer(self, seed)
+
+    # -- the recorded numbers ---------------------------------------------------------------------
+    def entry(self, config):
+        kw = as_config(config).all_kwargs()
+        try:
+            return self.records.get(tuple(kw[k] for k in self.params))
+        except KeyError:
+            return None
+
+    def samples(self, entry) -> np.ndarray:
+        """The entry's repeat times in seconds, scaled to average to its `time` (see above)."""
+        t = float(entry["time"]) / 1e3
+        times = np.asarray([float(x) for x in entry.get("times") or []], np.float64) / 1e3
+        if times.size == 0 or not np.all(times > 0):
+            return np.array([t])
+        mean = times.mean()
+        return times if abs(mean - t) <= 1e-3 * t else times * (t / mean)
+
+    def oracle(self, task) -> OracleResult:
+        space = task.space
+        times = np.full(space.size, np.inf)
+        reasons = np.ones(space.size, np.int64)
+        index = {k: {v: i for i, v in enumerate(space.knobs[k])} for k in space.names}
+        for point, e in self.records.items():
+            if _ok(e):
+                flat = np.ravel_multi_index(tuple(index[k][v] for k, v in zip(self.params, point)), space.sizes)
+                times[flat] = float(e["time"]) / 1e3
+                reasons[flat] = 0
+        return OracleResult(space, times, reasons)
+
+
+def _ok(entry) -> bool:
+    t = entry.get("time")
+    return isinstance(t, (int, float)) and not isinstance(t, bool) and np.isfinite(t) and t > 0
+
+
+class ReplayTask:
+    """A Replay file's kernel and space, tuned like any Task (knob features: no launch profile)."""
+
+    def __init__(self, device: Replay):
+        self.device, self.space, self.kernel = device, device.space, None
+        self.shape: dict = {}
+        self.name = f"{device.kernel_name}[{device.path.name}]"
+
+    def __repr__(self):
+        return f"ReplayTask({self.name})"
+
+
+class ReplayMeasurer:
+    """Answers a measurement with recorded repeats drawn by the seed; charges the recorded
+    compile and benchmark time to the simulated clock."""
+
+    def __init__(self, device: Replay, seed: int = 0):
+        self.device = device
+        self.rng = np.random.default_rng(seed)
+        self.clock = 0.0
+        self.count = 0
+
+    def replay(self, samples):
+        for _ in samples:
+            self.rng.random()
+
+    def measure(self, task, config, repeats: int = 1) -> Measurement:
+        if repeats < 1:
+            raise ValueError(f"measure: repeats must be >= 1, got {repeats}")
+        self.count += 1
+        e = self.device.entry(config)
+        if e is None:
+            return Measurement(config, [], "OutsideSpace: the cache file holds no such config", 0.0)
+        compile_s = _seconds(e.get("compile_time"))
+        if not _ok(e):
+            self.clock += compile_s
+            return Measurement(config, [], str(e["time"]), compile_s)
+        pool = self.device.samples(e)
+        picks = [float(pool[int(self.rng.random() * pool.size)]) for _ in range(repeats)]
+        cost = compile_s + repeats * _seconds(e.get("benchmark_time"))
+        self.clock += cost
+        return Measurement(config, picks, None, cost)
+
+
+def _seconds(ms) -> float:
+    return float(ms) / 1e3 if isinstance(ms, (int, float)) and not isinstance(ms, bool) and ms > 0 else 0.0
+
+
+# ---------------------------------------------------------------- export
+def export_cache(path, task=None, records=(), device_name="HypoGPU", kernel_name=None):
+    """Write a Kernel Tuner cache file: the given records (their samples as `times`, in ms), or,
+    with no records, HypoGPU's exact landscape of `task` (every legal point's oracle time; points
+    the model refuses as "CompilationFailedConfig").  Written to a temporary file and renamed, so
+    a failure leaves no half-written file."""
+    path = pathlib.Path(path)
+    if task is None and not records:
+        raise ValueError("export_cache: give a task (its exact landscape) or records")
+    cache = {}
+    if records:
+        names = sorted({k for r in records for k in r.config.all_kwargs()})
+        for r in records:
+            kw = r.config.all_kwargs()
+            key = ",".join(str(kw.get(k)) for k in names)
+            entry = {k: kw.get(k) for k in names}
+            if r.ok:
+                ms = [s * 1e3 for s in r.samples]
+                entry.update(time=float(np.mean(ms)), times=ms)
+            else:
+                entry.update(time="RuntimeFailedConfig", times=[])
+            entry.update(compile_time=0.0, benchmark_time=float(r.cost) * 1e3)
+            cache[key] = entry
+        kernel_name = kernel_name or records[0].kernel
+        params = {k: sorted({r.config.all_kwargs().get(k) for r in records}, key=repr) for k in names}
+    else:
+        from .hypogpu import oracle
+        truth = oracle(task)
+        space = task.space
+        names = list(space.names)
+        params = {k: list(v) for k, v in space.knobs.items()}
+        arrays = space.arrays()
+        for i in range(space.size):
+            entry = {k: _plain(arrays[k][i]) for k in names}
+            key = ",".join(str(entry[k]) for k in names)
+            t = truth.times[i]
+            entry.update(time=float(t) * 1e3 if np.isfinite(t) else "CompilationFailedConfig",
+                         times=[float(t) * 1e3] if np.isfinite(t) else [], compile_time=1000.0,
+                         benchmark_time=float(t) * 1e3 * 100 if np.isfinite(t) else 0.0)
+            cache[key] = entry
+        kernel_name = kernel_name or getattr(task, "name", "kernel")
+    doc = {"device_name": device_name, "kernel_name": kernel_name, "problem_size": getattr(task, "shape", {}) or 0,
+           "tune_params_keys": names, "tune_params": params, "objective": "time", "cache": cache}
+    text = json.dumps(doc).encode()
+    tmp = path.with_name(path.name + f".tmp{os.getpid()}")
+    try:
+        tmp.write_bytes(gzip.compress(text) if path.suffix == ".gz" else text)
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+    return path
+
+
+def _plain(v):
+    return v.item() if hasattr(v, "item") else v

@@ -1,0 +1,85 @@
+"""The Replay device (issue 12): Kernel Tuner cache files of real GPUs as landscapes."""
+import gzip
+import json
+import pathlib
+
+import numpy as np
+import pytest
+
+import kernels
+from autotune import Task, tune
+from minitriton.hypogpu import oracle
+from minitriton.replay import Replay, ReplayFileError, export_cache
+
+DATA = pathlib.Path(__file__).resolve().parents[2] / "shared" / "datasets"
+PNPOLY = DATA / "pnpoly_RTX_2080_Ti.json.gz"
+needs_data = pytest.mark.skipif(not PNPOLY.exists(), reason="the shared datasets are not beside the repository")
+
+
+@needs_data
+def test_a_real_gpus_space_its_failures_and_its_noise():
+    device = Replay(PNPOLY)
+    task = device.task()
+    truth = oracle(task)
+    assert task.space.size == 4 * 31 * 11 * 3 and truth.legal.sum() == 3722          # 370 failed at run time
+    raw = json.loads(gzip.decompress(PNPOLY.read_bytes()))["cache"]
+    entry = raw["0,32,1,0"]
+    config = task.space.config(task.space.flat_index({"between_method": 0, "block_size_x": 32, "tile_size": 1,
+                                                      "use_method": 0}))
+    assert truth.time_of(config) == pytest.approx(entry["time"] / 1e3)
+    m = device.measurer(seed=3)
+    got = m.measure(task, config, repeats=4)
+    scale = entry["time"] / np.mean(entry["times"])                                  # pnpoly's time includes host work
+    allowed = {round(t * scale / 1e3, 12) for t in entry["times"]}
+    assert got.ok and {round(s, 12) for s in got.samples} <= allowed
+    assert m.clock == pytest.approx((entry["compile_time"] + 4 * entry["benchmark_time"]) / 1e3)
+    again = device.measurer(seed=3).measure(task, config, repeats=4)
+    assert again.samples == got.samples                                               # seeded
+    failed = next(k for k, v in raw.items() if isinstance(v["time"], str))
+    bad = dict(zip(["between_method", "block_size_x", "tile_size", "use_method"], map(int, failed.split(","))))
+    assert m.measure(task, task.space.config(task.space.flat_index(bad))).error == "RuntimeFailedConfig"
+
+
+@needs_data
+@pytest.mark.parametrize("tuner", ["random", "grid", "autotvm", "ansor"])
+def test_every_tuner_runs_on_a_replayed_space(tuner):
+    task = Replay(PNPOLY).task()
+    result = tune(task, tuner, budget=40, seed=1)
+    assert result.measured == 40 and all(c in task.space for c in (r.config for r in result.history))
+    truth = oracle(task)
+    assert truth.best_time / truth.time_of(result.best_config) > 0.5
+
+
+def test_hypogpu_landscapes_and_records_round_trip(tmp_path):
+    task = Task(kernels.softmax, M=4096, N=1024)
+    truth = oracle(task)
+    path = export_cache(tmp_path / "softmax.json.gz", task)
+    back = Replay(path).task()
+    again = oracle(back)
+    for cfg in truth.configs[::7]:
+        assert again.time_of(cfg) == pytest.approx(truth.time_of(cfg), rel=1e-12) or \
+            (not np.isfinite(truth.time_of(cfg)) and not np.isfinite(again.time_of(cfg)))
+    result = tune(task, "random", budget=12, seed=0)
+    path = export_cache(tmp_path / "records.json", records=result.history)
+    replayed = Replay(path)
+    for r in result.history:
+        assert replayed.entry(r.config) is not None
+        if r.ok:
+            assert oracle(replayed.task()).time_of(r.config) == pytest.approx(np.mean(r.samples), rel=1e-12)
+
+
+def test_bad_files_say_which_file_and_what_is_wrong(tmp_path):
+    cases = {"text.json": b"not json at all",
+             "wrong.json": json.dumps({"cache": {}}).encode(),
+             "empty.json": json.dumps({"tune_params_keys": ["a"], "tune_params": {"a": [1]}, "cache": {}}).encode(),
+             "failed.json": json.dumps({"tune_params_keys": ["a"], "tune_params": {"a": [1]},
+                                        "cache": {"1": {"a": 1, "time": "RuntimeFailedConfig"}}}).encode()}
+    why = {"text.json": "not a Kernel Tuner cache file", "wrong.json": "lacks tune_params_keys",
+           "empty.json": "empty cache", "failed.json": "no config ran"}
+    for name, content in cases.items():
+        (tmp_path / name).write_bytes(content)
+        with pytest.raises(ReplayFileError, match=why[name]) as e:
+            Replay(tmp_path / name)
+        assert name in str(e.value)
+    with pytest.raises(ReplayFileError, match="cannot read"):
+        Replay(tmp_path / "missing.json")
