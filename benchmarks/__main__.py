@@ -3,10 +3,10 @@ import sys
 
 from benchmarks import (executor, tutorials, landscape, profiles, dispatch, config_list, cross_shape, dynamic_m,
                         search_curves, transfer, cost_model, sketches, ansor_compare,
-                        ansor_ablation, generated)
+                        ansor_ablation, generated, replay)
 
 for module in (executor, tutorials, landscape, profiles, dispatch, config_list, cross_shape, dynamic_m, search_curves,
                transfer, cost_model, sketches, ansor_compare, ansor_ablation,
-               generated):
+               generated, replay):
     print(f"\n## {module.__name__}\n")
     module.main(sys.argv[1:])
