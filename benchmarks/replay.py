@@ -14,8 +14,6 @@ on convolution_A100 and pnpoly_RTX_2080_Ti.
 from __future__ import annotations
 
 import pathlib
-from math import comb
-
 import numpy as np
 
 from benchmarks import common
@@ -36,11 +34,14 @@ def random_expectation(times: np.ndarray, budget: int) -> np.ndarray:
     every config of the space; failed ones (inf) count as draws that find nothing."""
     valid = np.sort(times[np.isfinite(times)])
     total = times.size
+    i = np.arange(1, valid.size + 1, dtype=float)
     out = np.empty(budget)
     for b in range(1, budget + 1):
-        # P(the i-th best valid config is the best drawn) = C(total - i, b - 1) / C(total, b)
-        weights = np.array([comb(total - i, b - 1) for i in range(1, valid.size + 1)], dtype=float) / comb(total, b)
-        nothing = 1.0 - weights.sum()
+        # P(the i-th best valid config is the best drawn) = C(total - i, b - 1) / C(total, b):
+        # b / total for i = 1, then each next one (total - i - b + 1) / (total - i) times the last
+        ratios = np.clip((total - i[:-1] - b + 1) / (total - i[:-1]), 0.0, None)
+        weights = (b / total) * np.concatenate([[1.0], np.cumprod(ratios)])
+        nothing = max(1.0 - weights.sum(), 0.0)
         out[b - 1] = (weights * valid).sum() + nothing * valid[-1]
     return out
 
