@@ -128,8 +128,11 @@ class Autotuner:
         if device is None:
             from minitriton.hypogpu import HypoGPU
             device = HypoGPU()
-        if not all(hasattr(device, a) for a in ("fingerprint", "trace", "time")):
-            raise TypeError(f"{where}: device= must be a device such as minitriton.hypogpu.HypoGPU(), got {device!r}")
+        traced = all(hasattr(device, a) for a in ("fingerprint", "trace", "time"))
+        recorded = all(hasattr(device, a) for a in ("fingerprint", "measurer", "entry"))
+        if not (traced or recorded):
+            raise TypeError(f"{where}: device= must be a device such as minitriton.hypogpu.HypoGPU() or "
+                            f"minitriton.replay.Replay(path), got {device!r}")
         self.device, self.seed, self.repeats = device, seed, repeats
         self.buckets = _buckets(bucket, self.keys)
         self._key_plan = [(k, self.arg_names.index(k), self.buckets.get(k)) for k in self.keys]

@@ -83,3 +83,27 @@ def test_bad_files_say_which_file_and_what_is_wrong(tmp_path):
         assert name in str(e.value)
     with pytest.raises(ReplayFileError, match="cannot read"):
         Replay(tmp_path / "missing.json")
+
+
+@needs_data
+def test_the_decorator_tunes_on_a_replayed_gpu(tmp_path):
+    import minitriton as mt
+    import minitriton.language as tl
+    from autotune import autotune
+    from autotune.cache import TuningCache
+    device = Replay(PNPOLY)
+
+    @autotune(space=device.space, key=["n"], device=device, budget=20, cache_dir=tmp_path)
+    @mt.jit
+    def copy(x_ptr, y_ptr, n, block_size_x: tl.constexpr, tile_size: tl.constexpr, between_method: tl.constexpr,
+             use_method: tl.constexpr):
+        offs = tl.program_id(0) * 64 + tl.arange(0, 64)
+        tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+
+    x = np.arange(100, dtype=np.float32)
+    y = np.zeros_like(x)
+    with pytest.warns(RuntimeWarning, match="knob features"):
+        copy[(2,)](x, y, 100)
+    assert np.array_equal(x, y) and copy.best_config in device.space and copy.last_tuning.measured == 20
+    entries = TuningCache(tmp_path).entries()
+    assert len(entries) == 1 and "pnpoly_RTX_2080_Ti" in entries[0]["device"]
