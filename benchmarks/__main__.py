@@ -3,10 +3,11 @@ import sys
 
 from benchmarks import (executor, tutorials, landscape, profiles, dispatch, config_list, cross_shape, dynamic_m,
                         search_curves, transfer, cost_model, sketches, ansor_compare,
-                        ansor_ablation, generated, replay)
+                        ansor_ablation, generated, replay,
+                        kernel_tuner_side)
 
 for module in (executor, tutorials, landscape, profiles, dispatch, config_list, cross_shape, dynamic_m, search_curves,
                transfer, cost_model, sketches, ansor_compare, ansor_ablation,
-               generated, replay):
+               generated, replay, kernel_tuner_side):
     print(f"\n## {module.__name__}\n")
     module.main(sys.argv[1:])
