@@ -310,6 +310,19 @@ class Operator:
     """A generated operator: call it on numpy arrays, or make it a Task to tune (it states its
     launch profile, space, shape keys and sketch rules, like a library kernel)."""
 
+    def __init__(self, c, space, default):
+        self.c, self.space, self.default = c, space, default
+        self.name = c.output.name
+        self.__name__ = f"te_{self.name}"
+        self.shape_keys = tuple(sorted({v.name for t in c.inputs for s in t.shape for v in te.walk(s)
+                                        if isinstance(v, te.Var)}))
+
+    def _tiled(self, main_source):
+        """Compile a tiled kernel and rfactor's reduction kernel (its second launch) together."""
+        self.main_source, self.reduce_source = main_source, reduce_source(self.c, self.__name__)
+        ns = _compile(self.main_source + "\n\n" + self.reduce_source, f"<te.generate {self.__name__}>")
+        self.kernel, self.reducer = ns[f"{self.__name__}_kernel"], ns[f"{self.__name__}_reduce"]
+
     def _size(self, s, shape):
         if isinstance(s, te.Var):
             if s.name not in shape:
@@ -400,17 +413,8 @@ class AutotunedOperator:
 
 class GemmOperator(Operator):
     def __init__(self, c: Contraction):
-        self.c = c
-        self.name = c.output.name
-        self.__name__ = f"te_{self.name}"
-        self.space = Space(SPACE)
-        self.shape_keys = tuple(sorted({s.name for t in c.inputs for s in t.shape if isinstance(s, te.Var)}))
-        self.main_source = contraction_source(c, self.__name__)
-        self.reduce_source = reduce_source(c, self.__name__)
-        fn = f"<te.generate {self.__name__}>"
-        ns = _compile(self.main_source + "\n\n" + self.reduce_source, fn)
-        self.kernel, self.reducer = ns[f"{self.__name__}_kernel"], ns[f"{self.__name__}_reduce"]
-        self.default = DEFAULT
+        super().__init__(c, Space(SPACE), DEFAULT)
+        self._tiled(contraction_source(c, self.__name__))
 
     # -- sketches --------------------------------------------------------------------------------------
     def sketch_rules(self, shape, space):
@@ -734,11 +738,7 @@ def {name}_kernel(x_ptr, y_ptr, M, N, {sm}, {sn}, stride_ym, stride_yn, BLOCK: t
 class RowWiseOperator(Operator):
     def __init__(self, c: RowWise):
         from kernels.rowsoftmax import SPACE as ROWS_SPACE, DEFAULT as ROWS_DEFAULT
-        self.c = c
-        self.name = c.output.name
-        self.__name__ = f"te_{self.name}"
-        self.space, self.default = ROWS_SPACE, ROWS_DEFAULT
-        self.shape_keys = tuple(sorted({s.name for s in c.inputs[0].shape if isinstance(s, te.Var)}))
+        super().__init__(c, ROWS_SPACE, ROWS_DEFAULT)
         self.source = rowwise_source(c, self.__name__)
         self.kernel = _compile(self.source, f"<te.generate {self.__name__}>")[f"{self.__name__}_kernel"]
 
@@ -835,11 +835,7 @@ def {name}_partials(ws_ptr, out_ptr, M, stride_wm, BLOCK_M: tl.constexpr, SPLIT:
 class ReductionOperator(Operator):
     def __init__(self, c: RowReduction):
         from kernels.rowsum import SPACE as ROW_SPACE, DEFAULT as ROW_DEFAULT
-        self.c = c
-        self.name = c.output.name
-        self.__name__ = f"te_{self.name}"
-        self.space, self.default = ROW_SPACE, ROW_DEFAULT
-        self.shape_keys = tuple(sorted({s.name for s in c.x.tensor.shape if isinstance(s, te.Var)}))
+        super().__init__(c, ROW_SPACE, ROW_DEFAULT)
         self.source = reduction_source(c, self.__name__)
         ns = _compile(self.source, f"<te.generate {self.__name__}>")
         self.kernel, self.partials = ns[f"{self.__name__}_kernel"], ns[f"{self.__name__}_partials"]
@@ -887,16 +883,8 @@ class ReductionOperator(Operator):
 
 class ConvOperator(Operator):
     def __init__(self, c: Conv2D):
-        self.c = c
-        self.name = c.output.name
-        self.__name__ = f"te_{self.name}"
-        self.space, self.default = Space(SPACE), DEFAULT
-        self.shape_keys = tuple(sorted({v.name for t in c.inputs for s in t.shape for v in te.walk(s)
-                                        if isinstance(v, te.Var)}))
-        self.main_source = conv_source(c, self.__name__)
-        self.reduce_source = reduce_source(c, self.__name__)
-        ns = _compile(self.main_source + "\n\n" + self.reduce_source, f"<te.generate {self.__name__}>")
-        self.kernel, self.reducer = ns[f"{self.__name__}_kernel"], ns[f"{self.__name__}_reduce"]
+        super().__init__(c, Space(SPACE), DEFAULT)
+        self._tiled(conv_source(c, self.__name__))
 
     def dims(self, shape):
         """N, H, W, C, F, KH, KW, stride, padding, and the implicit GEMM's M, N, K."""
