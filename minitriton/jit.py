@@ -126,6 +126,10 @@ class JITFunction:
         self.arg_names = list(self.signature.parameters)
         self.constexprs = [n for n, p in self.signature.parameters.items() if _is_constexpr(p.annotation)]
         self.last_launch = None
+        # (grid, constexprs) -> (programs per lockstep group, why): a launch that stalled on a
+        # lock once starts the next time at the group size that ran, instead of running every
+        # program up to the lock before finding out again
+        self._groups = {}
 
     @functools.cached_property
     def src(self) -> str:
@@ -293,6 +297,10 @@ class JITFunction:
                 if _mode.sequential:
                     raise Divergent("one program at a time requested")
                 rows = LOCKSTEP_ROWS
+                schedule = (grid, tuple(repr(bound[k]) for k in self.constexprs))
+                if schedule in self._groups:
+                    rows, why = self._groups[schedule]
+                    path = f"lockstep ({rows} programs at a time, as the last launch: {why})"
                 while True:
                     self._restart_stats()
                     try:
@@ -316,6 +324,7 @@ class JITFunction:
                         for b in buffers:
                             b.reset()
                         path = f"lockstep ({rows} programs at a time: {why})"
+                        self._groups[schedule] = (rows, why)
             except Divergent as why:
                 for b in buffers:
                     b.reset()

@@ -37,6 +37,16 @@ def test_layer_norm_forward_and_locked_weight_gradient():
     xhat = (x - mean[:, None]) * rstd[:, None]
     np.testing.assert_allclose(dw.sum(0), (dy * xhat).sum(0), rtol=1e-4, atol=1e-4)
     assert (lock == 0).all() and count.sum() == M
+    first = layer_norm_dw.last_launch["path"]
+    assert first.startswith("lockstep (4 programs at a time"), first
+
+    # launched again, it starts at the group size that ran (no full run up to the lock first)
+    # and gives the same bits
+    again = np.zeros_like(dw)
+    lock[:], count[:] = 0, 0
+    layer_norm_dw[(M,)](dy, x, mean, rstd, again, lock, count, N, N, GROUP=group, BLOCK=512)
+    assert "as the last launch" in layer_norm_dw.last_launch["path"]
+    np.testing.assert_array_equal(again, dw)
 
 
 def test_tutorial_matmul_with_jitted_activation():
