@@ -157,7 +157,37 @@ class Autotuner:
     def __getitem__(self, grid):
         return lambda *args, **kwargs: self.run(*args, grid=grid, **kwargs)
 
+    def task(self, *args, grid, **kwargs) -> Task:
+        """The Task a call with these arguments would tune, bound to the cache entry the call
+        reads: `tune_network([(kernel.task(...), weight), ...])` tunes it among others, and the
+        call then finds its config in the cache."""
+        key = self._key(args, kwargs)
+        all_args = dict(zip(self.arg_names, args))
+        all_args.update(kwargs)
+        task, configs, ckey, settings = self._plan(key, all_args, grid)
+        task.binding = CacheBinding(self, key, all_args, grid, configs, ckey, settings)
+        return task
+
     def run(self, *args, grid, **kwargs):
+        key = self._key(args, kwargs)
+        hit = self.cache.get(key)
+        if hit is None:
+            all_args = dict(zip(self.arg_names, args))
+            all_args.update(kwargs)
+            config = self._tune(key, all_args, grid)
+            hit = self.cache[key] = (config, config.all_kwargs())
+            for name in self.reset_to_zero:
+                if not hasattr(all_args.get(name), "__setitem__") or not hasattr(all_args.get(name), "dtype"):
+                    raise TypeError(f"autotune({self.__name__}): reset_to_zero names '{name}', which is not an array "
+                                    f"in this call (got {type(all_args.get(name)).__name__})")
+                all_args[name][...] = 0
+        config, meta = hit
+        self.best_config = config
+        if config.pre_hook is not None:
+            config.pre_hook({**dict(zip(self.arg_names, args)), **kwargs, **meta})
+        return self.fn.run(*args, grid=grid, **kwargs, **meta)
+
+    def _key(self, args, kwargs) -> tuple:
         """The key: bucketed values of the `key` arguments, then the dtypes of array arguments
         (Triton's key).  This is the hot path of every cached call: no dicts are built."""
         vals = []
@@ -176,23 +206,7 @@ class Autotuner:
         if kwargs and not self.tuned_names.isdisjoint(kwargs):
             raise ValueError(f"Conflicting meta-parameters: {', '.join(sorted(self.tuned_names & set(kwargs)))}. "
                              f"Make sure that you don't re-define auto-tuned symbols.")
-        key = tuple(vals)
-        hit = self.cache.get(key)
-        if hit is None:
-            all_args = dict(zip(self.arg_names, args))
-            all_args.update(kwargs)
-            config = self._tune(key, all_args, grid)
-            hit = self.cache[key] = (config, config.all_kwargs())
-            for name in self.reset_to_zero:
-                if not hasattr(all_args.get(name), "__setitem__") or not hasattr(all_args.get(name), "dtype"):
-                    raise TypeError(f"autotune({self.__name__}): reset_to_zero names '{name}', which is not an array "
-                                    f"in this call (got {type(all_args.get(name)).__name__})")
-                all_args[name][...] = 0
-        config, meta = hit
-        self.best_config = config
-        if config.pre_hook is not None:
-            config.pre_hook({**dict(zip(self.arg_names, args)), **kwargs, **meta})
-        return self.fn.run(*args, grid=grid, **kwargs, **meta)
+        return tuple(vals)
 
     # -- tuning ----------------------------------------------------------------------------
     def prune_configs(self, nargs: dict) -> list:
@@ -267,7 +281,8 @@ class Autotuner:
             return real, dict(all_args)
         return task, at
 
-    def _tune(self, key, all_args, grid) -> Config:
+    def _plan(self, key, all_args, grid):
+        """(the task a key is tuned on, its configs or None, its cache key, the settings in it)."""
         at = dict(all_args)
         for k, f in self.buckets.items():
             at[k] = f(all_args[k])
@@ -276,6 +291,10 @@ class Autotuner:
         settings = dict(tuner=_tuner_key(self.tuner), budget=self.budget, seed=self.seed, repeats=self.repeats)
         what = [c.all_kwargs() for c in configs] if configs is not None else repr(self.space)
         ckey = digest(self.__name__, _kernel_key(self.fn), self.device.fingerprint, settings, what, list(key))
+        return task, configs, ckey, settings
+
+    def _tune(self, key, all_args, grid) -> Config:
+        task, configs, ckey, settings = self._plan(key, all_args, grid)
         progress = self.progress
         if not cache_enabled() or not self.cache_results:
             result = tune(task, self.tuner, self.budget, self.seed, configs=configs, repeats=self.repeats,
@@ -291,15 +310,18 @@ class Autotuner:
             resume = [] if cache_refresh() else latest_per_config(disk.log.read(ckey))
             result = tune(task, self._search(disk, task), self.budget, self.seed, configs=configs,
                           repeats=self.repeats, log=disk.log, key=ckey, resume=resume, progress=progress)
-            best = result.best_config = self._checked(result, all_args, grid)
-            disk.put(ckey, dict(kernel=self.__name__, args=repr(key), device=repr(self.device), settings=settings,
-                                config={"kwargs": best.kwargs, "num_warps": best.num_warps,
-                                        "num_stages": best.num_stages},
-                                time=result.best_time, measured=result.measured,
-                                dropped=[(str(c), why) for c, why in self.dropped],
-                                simulated_seconds=result.simulated_seconds, call=self._call_record(all_args, grid,
-                                                                                                   result)))
+            result.best_config = self._checked(result, all_args, grid)
+            self._store(disk, ckey, key, settings, result, all_args, grid)
         return self._finish(key, result, ckey)
+
+    def _store(self, disk, ckey, key, settings, result, all_args, grid):
+        best = result.best_config
+        disk.put(ckey, dict(kernel=self.__name__, args=repr(key), device=repr(self.device), settings=settings,
+                            config={"kwargs": best.kwargs, "num_warps": best.num_warps, "num_stages": best.num_stages},
+                            time=result.best_time, measured=result.measured,
+                            dropped=[(str(c), why) for c, why in self.dropped],
+                            simulated_seconds=result.simulated_seconds,
+                            call=self._call_record(all_args, grid, result)))
 
     def _call_record(self, all_args, grid, result, top=5):
         """How to call the kernel again (`python -m autotune verify KEY`): where it lives, each
@@ -374,6 +396,32 @@ class Autotuner:
                   f"{result.simulated_seconds:.1f}s on HypoGPU ({result.measured} configs measured, "
                   f"{result.wall_seconds:.2f}s wall); best config selected: {result.best_config};")
         return result.best_config
+
+
+class CacheBinding:
+    """What ties a Task to a decorated kernel's cache entry (Autotuner.task): whoever tunes the
+    task stores its result where the kernel's own call will look."""
+
+    def __init__(self, tuner, key, all_args, grid, configs, ckey, settings):
+        self.autotuner, self.key, self.all_args, self.grid = tuner, key, all_args, grid
+        self.configs, self.ckey, self.settings = configs, ckey, settings
+
+    @property
+    def tuner(self):
+        return self.autotuner.tuner
+
+    def disk(self):
+        return self.autotuner._disk_cache() if cache_enabled() and self.autotuner.cache_results else None
+
+    def store(self, result):
+        """Keep a tuning's result as the kernel's own tuning would (disk entry and this process)."""
+        a = self.autotuner
+        a.dropped = []
+        disk = self.disk()
+        if disk is not None:
+            a._store(disk, self.ckey, self.key, dict(self.settings, by="tune_network"), result, self.all_args,
+                     self.grid)
+        a.cache[self.key] = (result.best_config, result.best_config.all_kwargs())
 
 
 def autotune(configs=None, key=(), prune_configs_by=None, reset_to_zero=None, restore_value=None, pre_hook=None,

@@ -65,7 +65,7 @@ class Progress:
 
 def tune(task, tuner=None, budget: int | None = None, seed: int = 0, measurer=None, configs=None,
          batch_size: int = 16, repeats: int = 1, log: RecordLog | None = None, key: str = "", resume=(),
-         progress: bool | None = None) -> TuneResult:
+         progress: bool | None = None, remeasure=None) -> TuneResult:
     """Tune `task` (a Task) and return the best config found.
 
     `tuner`: "ansor" (the default for a space), "autotvm", "exhaustive" (the default for a
@@ -73,56 +73,120 @@ def tune(task, tuner=None, budget: int | None = None, seed: int = 0, measurer=No
     are appended here as they are measured; `resume`: records of an earlier, interrupted run:
     when the tuner proposes a config they hold, the record stands in for measuring it (the
     noise stream advanced as measuring did), so a resumed tuning takes exactly the steps an
-    uninterrupted one takes, and a config recorded twice counts once."""
+    uninterrupted one takes, and a config recorded twice counts once.  `remeasure=(k, r)`:
+    afterwards, measure the k fastest configs r more times each and choose by the median
+    (the lowest of many noisy times is biased low: the winner's curse)."""
     if budget is not None and budget < 1:
         raise ValueError(f"tune: budget must be a positive number of measurements, got {budget}")
-    if tuner is None:
-        tuner = "exhaustive" if configs is not None else "ansor"
-    if measurer is None and hasattr(task.device, "measurer"):
-        measurer = task.device.measurer(seed)  # a device that answers from records (minitriton.replay)
-    if measurer is None:
-        from minitriton.hypogpu import Measurer
-        measurer = Measurer(task.device, seed=seed)
-    search = make_tuner(tuner, space=task.space, configs=configs, seed=seed, task=task)
-    pending = {r.config: r for r in latest_per_config(list(resume))}
-    history = []
-    limit = budget if budget is not None else (len(configs) if configs is not None else task.space.size)
-    bar = Progress(limit, f"tuning {task.name}", progress_enabled(progress))
-    start_clock, start = measurer.clock, time.perf_counter()
-    best = min((r.time for r in history), default=float("inf"))
+    run = Tuning(task, tuner, seed, measurer, configs, batch_size, repeats, log, key, resume, progress, budget)
     try:
-        while len(history) < limit:
-            batch = search.next_batch(min(batch_size, limit - len(history)))
-            if not batch:
-                break
-            done = []
-            for cfg in batch:
-                cfg = as_config(cfg)
-                r = pending.pop(cfg, None)
-                if r is not None:
-                    getattr(measurer, "replay", lambda samples: None)(r.samples)
-                else:
-                    m = measurer.measure(task, cfg, repeats=repeats)
-                    r = Record(cfg, m.samples, m.error, m.cost, kernel=task.name, key=key, device=repr(task.device),
-                               shape=dict(getattr(task, "shape", {}) or {}))
-                    if log is not None:
-                        log.append(r)
-                done.append(r)
-                history.append(r)
-                best = min(best, r.time)
-                bar.update(r, best, measurer.clock - start_clock)
-            search.update(done)
+        run.step(run.limit)
     finally:
-        bar.close()
-    good = [r for r in history if r.ok]
-    if not good:
-        by_reason = {}
-        for r in history:
-            if r.error:
-                by_reason.setdefault(r.error, r.config)
-        reasons = [f"{c} -> {e}" for e, c in list(by_reason.items())[:5]]
-        raise NoValidConfig(f"no config of {task.name} could run (key {key or '-'}; {len(history)} tried): "
-                            + "; ".join(reasons))
-    winner = min(good, key=lambda r: r.time)
-    return TuneResult(winner.config, winner.time, history, measurer.clock - start_clock,
-                      time.perf_counter() - start)
+        run.close()
+    if remeasure:
+        run.remeasure(*remeasure)
+    return run.result()
+
+
+class Tuning:
+    """One task's tuning, advanced a step at a time: tune() runs one to its budget, and
+    tune_network interleaves many (each keeps its tuner's model and population between steps).
+    It owns the Measurer (noise and simulated time), the records log, resuming from earlier
+    records, and the progress display."""
+
+    def __init__(self, task, tuner=None, seed=0, measurer=None, configs=None, batch_size=16, repeats=1, log=None,
+                 key="", resume=(), progress=None, budget=None):
+        if tuner is None:
+            tuner = "exhaustive" if configs is not None else "ansor"
+        if measurer is None and hasattr(task.device, "measurer"):
+            measurer = task.device.measurer(seed)  # a device that answers from records (minitriton.replay)
+        if measurer is None:
+            from minitriton.hypogpu import Measurer
+            measurer = Measurer(task.device, seed=seed)
+        self.task, self.measurer, self.configs, self.batch_size = task, measurer, configs, batch_size
+        self.repeats, self.log, self.key = repeats, log, key
+        self.search = make_tuner(tuner, space=task.space, configs=configs, seed=seed, task=task)
+        self.pending = {r.config: r for r in latest_per_config(list(resume))}
+        self.history: list = []
+        self.remeasured: dict = {}      # config -> Record of its re-measurement
+        self.limit = budget if budget is not None else (len(configs) if configs is not None else task.space.size)
+        self.exhausted = False
+        self.bar = Progress(self.limit, f"tuning {task.name}", progress_enabled(progress))
+        self.start_clock, self.start = measurer.clock, time.perf_counter()
+        self.best = float("inf")
+
+    def step(self, n: int) -> int:
+        """Measure up to n more configs (fewer at the budget or when the tuner has none left)."""
+        done_here = 0
+        while done_here < n and len(self.history) < self.limit and not self.exhausted:
+            batch = self.search.next_batch(min(self.batch_size, n - done_here, self.limit - len(self.history)))
+            if not batch:
+                self.exhausted = True
+                break
+            done = [self._measure(as_config(cfg)) for cfg in batch]
+            done_here += len(done)
+            self.search.update(done)
+        return done_here
+
+    def _measure(self, cfg):
+        r = self.pending.pop(cfg, None)
+        if r is not None:
+            getattr(self.measurer, "replay", lambda samples: None)(r.samples)
+        else:
+            r = self._record(cfg, self.repeats)
+        self.history.append(r)
+        self.best = min(self.best, r.time)
+        self.bar.update(r, self.best, self.measurer.clock - self.start_clock)
+        return r
+
+    def _record(self, cfg, repeats):
+        m = self.measurer.measure(self.task, cfg, repeats=repeats)
+        r = Record(cfg, m.samples, m.error, m.cost, kernel=self.task.name, key=self.key,
+                   device=repr(self.task.device), shape=dict(getattr(self.task, "shape", {}) or {}))
+        if self.log is not None:
+            self.log.append(r)
+        return r
+
+    @property
+    def done(self) -> bool:
+        return self.exhausted or len(self.history) >= self.limit
+
+    def close(self):
+        self.bar.close()
+
+    def ranked(self) -> list:
+        """Records of the configs that ran, fastest first (a re-measured config by its new median)."""
+        good = [self.remeasured.get(r.config, r) for r in latest_per_config(self.history) if r.ok]
+        return sorted(good, key=lambda r: r.time)
+
+    def remeasure(self, k: int = 5, r: int = 5) -> dict:
+        """Measure the k fastest configs r more times each; rank them by the median of the new
+        times.  Returns what changed: the choice before and after, and their times."""
+        if k < 1 or r < 1:
+            raise ValueError(f"remeasure: k and r must be positive ints, got k={k!r}, r={r!r}")
+        before = self.ranked()[:k]
+        if not before:
+            return {}
+        for rec in before:
+            again = self._record(rec.config, r)
+            self.history.append(again)   # kept like any measurement (the budget does not count them)
+            if again.ok:
+                self.remeasured[rec.config] = again
+        winner = min((self.remeasured.get(x.config, x) for x in before), key=lambda x: x.time)
+        return {"before": before[0].config, "before_time": before[0].time, "after": winner.config,
+                "after_time": winner.time, "changed": winner.config != before[0].config,
+                "top": [x.config for x in before]}
+
+    def result(self) -> TuneResult:
+        ranked = self.ranked()
+        if not ranked:
+            by_reason = {}
+            for r in self.history:
+                if r.error:
+                    by_reason.setdefault(r.error, r.config)
+            reasons = [f"{c} -> {e}" for e, c in list(by_reason.items())[:5]]
+            raise NoValidConfig(f"no config of {self.task.name} could run (key {self.key or '-'}; "
+                                f"{len(self.history)} tried): " + "; ".join(reasons))
+        winner = ranked[0]
+        return TuneResult(winner.config, winner.time, self.history, self.measurer.clock - self.start_clock,
+                          time.perf_counter() - self.start)

@@ -44,6 +44,32 @@ class Task:
         from . import sketch
         return sketch.of(self, self.space)
 
+    def work(self, config=None) -> tuple[float, float]:
+        """(FLOPs, bytes) the computation needs: its size and its arithmetic intensity, by which the
+        task scheduler (autotune.network) judges which tasks are alike.  A library kernel states
+        it (`kernel.work(shape)`: the operator's own FLOPs and compulsory traffic); otherwise it is
+        what `config`'s launches compute and load (the least over the space, for a stated profile
+        without `work`), an upper bound on the traffic the computation needs."""
+        if hasattr(self.kernel, "work"):
+            flops, nbytes = self.kernel.work(self.shape)
+            return float(flops), float(nbytes)
+        if hasattr(self.kernel, "launch_profile") and config is None:
+            import numpy as np
+            p = self.vector_profile(self.space.arrays())
+            grid = np.asarray(p.grid, np.float64)
+            flops = np.asarray(p.flops, np.float64) + grid * np.asarray(p.alu_flops, np.float64)
+            nbytes = np.asarray(p.loaded_bytes, np.float64) + grid * np.asarray(p.store_bytes, np.float64)
+            ok = flops > 0
+            return (float(np.min(flops[ok])), float(np.min(nbytes[ok]))) if np.any(ok) else (0.0, 0.0)
+        if config is None:
+            raise ValueError(f"Task.work: {self.name} is traced; give a config to trace its work")
+        flops = nbytes = 0.0
+        for p in self.profiles(config):
+            grid = float(p.grid)
+            flops += float(p.flops) + grid * float(p.alu_flops)
+            nbytes += float(p.loaded_bytes) + grid * float(p.store_bytes)
+        return flops, nbytes
+
     def profiles(self, config) -> list:
         """The launch profiles of one config (stated, or traced once and remembered)."""
         config = as_config(config)

@@ -304,5 +304,8 @@ matmul.space = matmul_relu.space = SPACE
 matmul.launch_profile = launch_profile
 matmul_relu.launch_profile = lambda shape, cfg: launch_profile(shape, cfg, activation="relu")
 matmul.shape_keys = matmul_relu.shape_keys = ("M", "N", "K")
+# FLOPs and compulsory fp16 traffic (A and B read once, C written once): the task scheduler's size and intensity
+matmul.work = matmul_relu.work = lambda s: (2.0 * s["M"] * s["N"] * s["K"],
+                                            2.0 * (s["M"] * s["K"] + s["K"] * s["N"] + s["M"] * s["N"]))
 matmul.sketch_rules = sketch_rules
 matmul_relu.sketch_rules = lambda shape, space: sketch_rules(shape, space, epilogue="ReLU")

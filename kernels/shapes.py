@@ -12,6 +12,22 @@ SHAPES = {
     "lora_b":           dict(M=512, N=4096, K=16),
 }
 
+# lecture §6's toy network: a 7B decoder's prefill (512 tokens) and decode step (batch 16), 32 layers,
+# and rank-16 LoRA adapters on the four attention projections (q, k, v, o: 4096 -> 4096) at prefill.
+# name -> (shape, runs per inference)
+NETWORK = {
+    "prefill_qkv":      (SHAPES["prefill_qkv"], 32),
+    "prefill_o":        (dict(M=512, N=4096, K=4096), 32),
+    "prefill_ffn_up":   (SHAPES["prefill_ffn_up"], 32),
+    "prefill_ffn_down": (SHAPES["prefill_ffn_down"], 32),
+    "decode_qkv":       (dict(M=16, N=12288, K=4096), 32),
+    "decode_o":         (dict(M=16, N=4096, K=4096), 32),
+    "decode_ffn_up":    (SHAPES["decode"], 32),
+    "decode_ffn_down":  (dict(M=16, N=4096, K=11008), 32),
+    "lora_a":           (SHAPES["lora_a"], 4 * 32),
+    "lora_b":           (SHAPES["lora_b"], 4 * 32),
+}
+
 # the lecture's five shapes for the config-list experiments (§2.2, §2.3)
 LECTURE_FIVE = ("square", "prefill_qkv", "decode", "wgrad", "small")
 
