@@ -79,7 +79,7 @@ class Autotuner:
     def __init__(self, fn, configs=None, key=(), prune_configs_by=None, reset_to_zero=None, restore_value=None,
                  pre_hook=None, post_hook=None, tuner=None, budget=None, space=None, device=None, seed=0,
                  bucket=None, cache_dir=None, repeats=1, progress=None, cache_results=True, verify=None,
-                 verify_top=3, atol=None, rtol=None, transfer=True):
+                 verify_top=3, atol=None, rtol=None, transfer=True, parallel=None, devices=1):
         if not hasattr(fn, "run") or not hasattr(fn, "arg_names"):
             raise TypeError(f"autotune must decorate a @minitriton.jit kernel (or @heuristics), got {fn!r}")
         self.fn = fn
@@ -134,6 +134,14 @@ class Autotuner:
             raise TypeError(f"{where}: device= must be a device such as minitriton.hypogpu.HypoGPU() or "
                             f"minitriton.replay.Replay(path), got {device!r}")
         self.device, self.seed, self.repeats = device, seed, repeats
+        if isinstance(devices, bool) or not isinstance(devices, int) or devices < 1:
+            raise ValueError(f"{where}: devices= must be a positive int (simulated GPUs measuring at once), "
+                             f"got {devices!r}")
+        if not (parallel is None or parallel is False or isinstance(parallel, str)
+                or (isinstance(parallel, int) and not isinstance(parallel, bool) and parallel >= 1)):
+            raise ValueError(f"{where}: parallel= must be None, a positive int (local processes), 'ray' or a Ray "
+                             f"address, got {parallel!r}")
+        self.parallel, self.devices = parallel, devices
         self.buckets = _buckets(bucket, self.keys)
         self._key_plan = [(k, self.arg_names.index(k), self.buckets.get(k)) for k in self.keys]
         self.cache_dir, self.progress, self.cache_results = cache_dir, progress, bool(cache_results)
@@ -298,6 +306,7 @@ class Autotuner:
         progress = self.progress
         if not cache_enabled() or not self.cache_results:
             result = tune(task, self.tuner, self.budget, self.seed, configs=configs, repeats=self.repeats,
+                          parallel=self.parallel, devices=self.devices,
                           key=ckey, progress=progress)
             result.best_config = self._checked(result, all_args, grid)
             return self._finish(key, result, None)
@@ -309,6 +318,7 @@ class Autotuner:
                 return Config(cfg["kwargs"], num_warps=cfg["num_warps"], num_stages=cfg["num_stages"])
             resume = [] if cache_refresh() else latest_per_config(disk.log.read(ckey))
             result = tune(task, self._search(disk, task), self.budget, self.seed, configs=configs,
+                          parallel=self.parallel, devices=self.devices,
                           repeats=self.repeats, log=disk.log, key=ckey, resume=resume, progress=progress)
             result.best_config = self._checked(result, all_args, grid)
             self._store(disk, ckey, key, settings, result, all_args, grid)
@@ -427,7 +437,8 @@ class CacheBinding:
 def autotune(configs=None, key=(), prune_configs_by=None, reset_to_zero=None, restore_value=None, pre_hook=None,
              post_hook=None, warmup=None, rep=None, use_cuda_graph=False, do_bench=None, cache_results=True,
              tuner=None, budget=None, space=None, device=None, seed=0, bucket=None, cache_dir=None, repeats=1,
-             progress=None, verify=None, verify_top=3, atol=None, rtol=None, transfer=True):
+             progress=None, verify=None, verify_top=3, atol=None, rtol=None, transfer=True, parallel=None,
+             devices=1):
     """Triton's `autotune` (configs, key, prune_configs_by, reset_to_zero, restore_value,
     pre_hook, post_hook; `warmup`, `rep`, `use_cuda_graph` and `do_bench` are accepted for ported
     code and have no effect: HypoGPU's Measurer times every config, simulated, with its own
@@ -440,6 +451,9 @@ def autotune(configs=None, key=(), prune_configs_by=None, reset_to_zero=None, re
     `verify` (True, or a reference function `args -> {name: expected}`): after tuning, the
     `verify_top` fastest configs run on the CPU with the call's arguments and any whose output
     arrays disagree (beyond `atol`/`rtol`, by default a few output ulps) is dropped, never chosen.
+    `parallel` says where measurements run (None: local processes for traced kernels when more
+    than one core is free; 1: in-process; n: n processes; "ray" or a Ray address) and `devices`
+    how many simulated GPUs measure at once (autotune/pools.py).
     With `tuner="autotvm"`, the records of this kernel's earlier keys train a global model first
     (`transfer=False` turns that off).
 
@@ -448,7 +462,7 @@ def autotune(configs=None, key=(), prune_configs_by=None, reset_to_zero=None, re
     def decorator(fn):
         return Autotuner(fn, configs, key, prune_configs_by, reset_to_zero, restore_value, pre_hook, post_hook,
                          tuner, budget, space, device, seed, bucket, cache_dir, repeats, progress, cache_results,
-                         verify, verify_top, atol, rtol, transfer)
+                         verify, verify_top, atol, rtol, transfer, parallel, devices)
     return decorator
 
 

@@ -65,7 +65,7 @@ class Progress:
 
 def tune(task, tuner=None, budget: int | None = None, seed: int = 0, measurer=None, configs=None,
          batch_size: int = 16, repeats: int = 1, log: RecordLog | None = None, key: str = "", resume=(),
-         progress: bool | None = None, remeasure=None) -> TuneResult:
+         progress: bool | None = None, remeasure=None, parallel=None, devices: int = 1) -> TuneResult:
     """Tune `task` (a Task) and return the best config found.
 
     `tuner`: "ansor" (the default for a space), "autotvm", "exhaustive" (the default for a
@@ -75,10 +75,14 @@ def tune(task, tuner=None, budget: int | None = None, seed: int = 0, measurer=No
     noise stream advanced as measuring did), so a resumed tuning takes exactly the steps an
     uninterrupted one takes, and a config recorded twice counts once.  `remeasure=(k, r)`:
     afterwards, measure the k fastest configs r more times each and choose by the median
-    (the lowest of many noisy times is biased low: the winner's curse)."""
+    (the lowest of many noisy times is biased low: the winner's curse).  `parallel`: where
+    measurements run (autotune.pools: None picks, 1 in-process, n local processes, "ray" or a
+    Ray address); `devices`: how many identical simulated GPUs measure at once (the simulated
+    clock advances by the busiest one's share of each batch)."""
     if budget is not None and budget < 1:
         raise ValueError(f"tune: budget must be a positive number of measurements, got {budget}")
-    run = Tuning(task, tuner, seed, measurer, configs, batch_size, repeats, log, key, resume, progress, budget)
+    run = Tuning(task, tuner, seed, measurer, configs, batch_size, repeats, log, key, resume, progress, budget,
+                 parallel, devices)
     try:
         run.step(run.limit)
     finally:
@@ -95,7 +99,9 @@ class Tuning:
     records, and the progress display."""
 
     def __init__(self, task, tuner=None, seed=0, measurer=None, configs=None, batch_size=16, repeats=1, log=None,
-                 key="", resume=(), progress=None, budget=None):
+                 key="", resume=(), progress=None, budget=None, parallel=None, devices=1):
+        if isinstance(devices, bool) or not isinstance(devices, int) or devices < 1:
+            raise ValueError(f"tune: devices must be a positive int (simulated GPUs measuring at once), got {devices!r}")
         if tuner is None:
             tuner = "exhaustive" if configs is not None else "ansor"
         if measurer is None and hasattr(task.device, "measurer"):
@@ -114,6 +120,7 @@ class Tuning:
         self.bar = Progress(self.limit, f"tuning {task.name}", progress_enabled(progress))
         self.start_clock, self.start = measurer.clock, time.perf_counter()
         self.best = float("inf")
+        self.parallel, self.devices, self.pool = parallel, devices, None
 
     def step(self, n: int) -> int:
         """Measure up to n more configs (fewer at the budget or when the tuner has none left)."""
@@ -123,24 +130,42 @@ class Tuning:
             if not batch:
                 self.exhausted = True
                 break
-            done = [self._measure(as_config(cfg)) for cfg in batch]
+            done = self._measure_batch([as_config(cfg) for cfg in batch])
             done_here += len(done)
             self.search.update(done)
         return done_here
 
-    def _measure(self, cfg):
-        r = self.pending.pop(cfg, None)
-        if r is not None:
-            getattr(self.measurer, "replay", lambda samples: None)(r.samples)
-        else:
-            r = self._record(cfg, self.repeats)
-        self.history.append(r)
-        self.best = min(self.best, r.time)
-        self.bar.update(r, self.best, self.measurer.clock - self.start_clock)
-        return r
+    def _measure_batch(self, configs) -> list:
+        """Records of a batch in its order: the configs not resumed from records are measured by
+        the pool, then noise and clock are applied in order (the same records whatever the pool)."""
+        new = [c for c in configs if c not in self.pending]
+        outcomes = {}
+        if new and hasattr(self.measurer, "finish"):
+            if self.pool is None:
+                from .pools import make_pool
+                self.pool = make_pool(self.parallel, self.measurer.device, self.task)
+            if self.pool.name != "in-process":   # in-process: each config measured as its turn comes
+                outcomes = dict(zip(new, self.pool.outcomes(self.measurer.device, self.task, new)))
+        clock, costs, out = self.measurer.clock, [], []
+        for cfg in configs:
+            r = self.pending.pop(cfg, None)
+            if r is not None:
+                getattr(self.measurer, "replay", lambda samples: None)(r.samples)
+            else:
+                r = self._record(cfg, self.repeats, outcomes.get(cfg))
+                costs.append(r.cost)
+            self.history.append(r)
+            self.best = min(self.best, r.time)
+            self.bar.update(r, self.best, self.measurer.clock - self.start_clock)
+            out.append(r)
+        if self.devices > 1 and costs:
+            from .pools import makespan
+            self.measurer.clock = clock + makespan(costs, self.devices)
+        return out
 
-    def _record(self, cfg, repeats):
-        m = self.measurer.measure(self.task, cfg, repeats=repeats)
+    def _record(self, cfg, repeats, outcome=None):
+        m = self.measurer.finish(cfg, outcome, repeats) if outcome is not None else \
+            self.measurer.measure(self.task, cfg, repeats=repeats)
         r = Record(cfg, m.samples, m.error, m.cost, kernel=self.task.name, key=self.key,
                    device=repr(self.task.device), shape=dict(getattr(self.task, "shape", {}) or {}))
         if self.log is not None:
@@ -153,6 +178,9 @@ class Tuning:
 
     def close(self):
         self.bar.close()
+        if self.pool is not None:
+            self.pool.close()
+            self.pool = None
 
     def ranked(self) -> list:
         """Records of the configs that ran, fastest first (a re-measured config by its new median)."""

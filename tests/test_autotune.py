@@ -143,11 +143,11 @@ def test_interrupted_tuning_resumes_from_its_records(tmp_path, monkeypatch):
             raise KeyboardInterrupt
         return real(self, *a, **kw)
     monkeypatch.setattr(Measurer, "measure", flaky)
-    with pytest.raises(KeyboardInterrupt):
-        _call(make(tmp_path), 100)
+    with pytest.raises(KeyboardInterrupt):      # measured in-process: one config at a time
+        _call(make(tmp_path, parallel=1), 100)
     assert len(RecordLog(tmp_path / "records.jsonl").read()) == 3
     state["n"] = -100
-    k = make(tmp_path)
+    k = make(tmp_path, parallel=1)
     _call(k, 100)
     assert state["n"] == -100 + len(CONFIGS) - 3          # only the 5 not yet measured
     assert len(RecordLog(tmp_path / "records.jsonl").read()) == len(CONFIGS)

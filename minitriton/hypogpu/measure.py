@@ -60,21 +60,34 @@ class Measurer:
             self.rng.standard_normal()
 
     def measure(self, task, config, repeats: int = 1) -> Measurement:
+        return self.finish(config, outcome(self.device, task, config), repeats)
+
+    def finish(self, config, result, repeats: int = 1) -> Measurement:
+        """A measurement from the config's outcome on the device (`outcome()`, which may have run
+        in another process): the noise and the clock are applied here, in measuring order, so
+        the same seed gives the same samples wherever the outcomes were computed."""
         if repeats < 1:
             raise ValueError(f"measure: repeats must be >= 1, got {repeats}")
         self.count += 1
-        try:
-            true = self.device.time(task.profiles(config))
-        except OutOfResources as e:
+        true, error = result
+        if error is not None:
             self.clock += self.compile_seconds
-            return Measurement(config, [], f"OutOfResources: {e}", self.compile_seconds)
-        except Exception as e:  # the kernel cannot be built or run at this config (a failed
-            # tl.static_assert, a block shape it refuses, an access out of bounds): skipped, as
-            # Triton skips a config that fails to compile, with the reason kept
-            self.clock += self.compile_seconds
-            first = str(e).splitlines()[0] if str(e) else ""
-            return Measurement(config, [], f"{type(e).__name__}: {first}", self.compile_seconds)
+            return Measurement(config, [], error, self.compile_seconds)
         samples = [true * float(np.exp(self.noise * self.rng.standard_normal())) for _ in range(repeats)]
         cost = self.compile_seconds + repeats * self.runs * true
         self.clock += cost
         return Measurement(config, samples, None, cost)
+
+
+def outcome(device, task, config) -> tuple:
+    """(true seconds, None), or (None, why the config cannot run): the slow, deterministic part
+    of a measurement (tracing the launch, the performance model), safe to run anywhere."""
+    try:
+        return device.time(task.profiles(config)), None
+    except OutOfResources as e:
+        return None, f"OutOfResources: {e}"
+    except Exception as e:  # the kernel cannot be built or run at this config (a failed
+        # tl.static_assert, a block shape it refuses, an access out of bounds): skipped, as
+        # Triton skips a config that fails to compile, with the reason kept
+        first = str(e).splitlines()[0] if str(e) else ""
+        return None, f"{type(e).__name__}: {first}"
