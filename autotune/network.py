@@ -156,14 +156,15 @@ class _Node:
 
 def tune_network(tasks, tuner="ansor", units=None, unit_size=64, strategy="gradient", similarity="intensity",
                  objective=None, total=None, alpha=0.2, window=3, beta=2.0, eps=0.05, seed=0, remeasure=(5, 5),
-                 progress=None, cache=True, cache_dir=None) -> NetworkResult:
+                 progress=None, cache=True, cache_dir=None, parallel=None, devices=1) -> NetworkResult:
     """Tune every task of a network within one budget.
 
     `tasks`: (Task, weight) pairs; `units` of `unit_size` measurements, or `total` measurements
     (units = total // unit_size); `strategy`: "gradient" or "round_robin"; `similarity`:
     "intensity", "family" or a function of two nodes (with .task, .intensity, .flops);
     `objective`: WeightedSum() (default), LatencyRequirement(limits), GeomeanSpeedup(reference)
-    or any f(times, weights); `remeasure=(k, r)` or None; `cache=False` keeps results off disk."""
+    or any f(times, weights); `remeasure=(k, r)` or None; `cache=False` keeps results off disk;
+    `parallel` and `devices`: where measurements run, as for tune()."""
     pairs = _checked(tasks, strategy, similarity, unit_size, units, total, remeasure)
     n_units = units if units is not None else total // unit_size
     similar = SIMILARITY[similarity] if isinstance(similarity, str) else similarity
@@ -171,7 +172,7 @@ def tune_network(tasks, tuner="ansor", units=None, unit_size=64, strategy="gradi
     rng = np.random.default_rng(seed)
     show = progress_enabled(progress)
     with contextlib.ExitStack() as stack:
-        nodes = [_node(task, weight, tuner, seed, stack, cache, cache_dir, unit_size * n_units)
+        nodes = [_node(task, weight, tuner, seed, stack, cache, cache_dir, unit_size * n_units, parallel, devices)
                  for task, weight in pairs]
         w = np.array([n.weight for n in nodes])
         order, log = [], []
@@ -245,7 +246,7 @@ def _checked(tasks, strategy, similarity, unit_size, units, total, remeasure):
     return pairs
 
 
-def _node(task, weight, tuner, seed, stack, cache, cache_dir, budget):
+def _node(task, weight, tuner, seed, stack, cache, cache_dir, budget, parallel, devices):
     """A task's tuning, with its records going to the disk cache (locked while it runs)."""
     binding = getattr(task, "binding", None)
     disk = key = None
@@ -261,7 +262,7 @@ def _node(task, weight, tuner, seed, stack, cache, cache_dir, budget):
         tuner = "exhaustive"
     resume = latest_per_config(disk.log.read(key)) if disk is not None else ()
     tuning = Tuning(task, tuner, seed, configs=configs, log=disk.log if disk is not None else None,
-                    key=key or "", resume=resume, progress=False, budget=budget)
+                    key=key or "", resume=resume, progress=False, budget=budget, parallel=parallel, devices=devices)
     try:
         flops, nbytes = task.work()
     except (ValueError, AttributeError, TypeError):

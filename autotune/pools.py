@@ -102,8 +102,14 @@ class LocalProcesses:
         _TASKS.pop(self.token, None)
 
 
-def _on_ray(pair, config):
-    return outcome(*pair, config)
+_SHIPPED: dict = {}     # in a Ray worker: token -> (device, task), unpickled once
+
+
+def _on_ray(token, blob, config):
+    if token not in _SHIPPED:
+        import pickle
+        _SHIPPED[token] = pickle.loads(blob)   # own, writable arrays (the object store's are read-only)
+    return outcome(*_SHIPPED[token], config)
 
 
 class RayPool:
@@ -120,11 +126,13 @@ class RayPool:
         self.ray = ray
         self.name = f"Ray ({int(ray.cluster_resources().get('CPU', 0))} CPUs)"
         self.remote = ray.remote(max_retries=3)(_on_ray)
-        self.ref = ray.put((device, task))
+        from ray import cloudpickle   # the task may hold closures and arrays: pickled by value
+        self.token = f"{os.getpid()}-{next(_TOKENS)}"
+        self.ref = ray.put(cloudpickle.dumps((device, task)))
 
     def outcomes(self, device, task, configs) -> list:
         ray = self.ray
-        refs = [self.remote.remote(self.ref, c) for c in configs]
+        refs = [self.remote.remote(self.token, self.ref, c) for c in configs]
         out = []
         for c, r in zip(configs, refs):
             try:
