@@ -126,3 +126,13 @@ def test_a_local_ray_cluster_gives_the_same_records(ray_cluster):
     on_ray = tune(traced_task(), "random", budget=12, seed=5, parallel="ray", progress=False)
     assert records(on_ray) == records(local)
     assert ray_cluster.cluster_resources().get("CPU") == 2
+
+
+def test_a_ray_worker_that_dies_is_replaced_and_nothing_is_counted_twice(ray_cluster, tmp_path):
+    shape = dict(M=512, N=512, K=512)
+    calm = tune(Task(kernels.matmul, **shape), "random", budget=16, seed=6, parallel=1, progress=False)
+    dying = Task(_Dying(str(tmp_path / "died"), os.getpid()), **shape)
+    dying.name = calm.history[0].kernel
+    recovered = tune(dying, "random", budget=16, seed=6, parallel="ray", progress=False)
+    assert (tmp_path / "died").exists()
+    assert records(recovered) == records(calm)
