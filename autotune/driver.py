@@ -183,9 +183,13 @@ class Tuning:
             self.pool = None
 
     def ranked(self) -> list:
-        """Records of the configs that ran, fastest first (a re-measured config by its new median)."""
-        good = [self.remeasured.get(r.config, r) for r in latest_per_config(self.history) if r.ok]
-        return sorted(good, key=lambda r: r.time)
+        """Records of the configs that ran, fastest first; after re-measuring, the re-measured
+        ones (by their new medians) come first: another config's single time, biased low by the
+        same curse, must not win back the choice."""
+        good = [r for r in latest_per_config(self.history) if r.ok]
+        again = sorted((self.remeasured[r.config] for r in good if r.config in self.remeasured), key=lambda r: r.time)
+        rest = sorted((r for r in good if r.config not in self.remeasured), key=lambda r: r.time)
+        return again + rest
 
     def remeasure(self, k: int = 5, r: int = 5) -> dict:
         """Measure the k fastest configs r more times each; rank them by the median of the new

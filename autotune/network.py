@@ -134,7 +134,8 @@ class NetworkResult:
         for i, name in enumerate(self.names):
             share = self.weights[i] * self.times[i] / self.latency if self.latency else 0.0
             rm = self.remeasured[i]
-            note = ("changed" if rm.get("changed") else "kept") if rm else "-"
+            note = "-" if not rm else "kept" if not rm["changed"] else \
+                f"changed ({100 * (rm['after_time'] / rm['before_time'] - 1):+.1f} % measured)"
             lines.append(f"| {name} | {self.weights[i]:g} | {self.intensity[i]:.0f} | {counts[i]} | "
                          f"{self.times[i] * 1e6:.1f} | {share:.1%} | {note} |")
         lines.append(f"\nEnd-to-end estimate: {self.latency * 1e3:.3f} ms over {len(self.units)} units.")
