@@ -78,7 +78,8 @@ def tune(task, tuner=None, budget: int | None = None, seed: int = 0, measurer=No
     (the lowest of many noisy times is biased low: the winner's curse).  `parallel`: where
     measurements run (autotune.pools: None picks, 1 in-process, n local processes, "ray" or a
     Ray address); `devices`: how many identical simulated GPUs measure at once (the simulated
-    clock advances by the busiest one's share of each batch)."""
+    clock advances by the busiest one's share of each batch; batches hold at least 8 configs
+    per device)."""
     if budget is not None and budget < 1:
         raise ValueError(f"tune: budget must be a positive number of measurements, got {budget}")
     run = Tuning(task, tuner, seed, measurer, configs, batch_size, repeats, log, key, resume, progress, budget,
@@ -121,6 +122,9 @@ class Tuning:
         self.start_clock, self.start = measurer.clock, time.perf_counter()
         self.best = float("inf")
         self.parallel, self.devices, self.pool = parallel, devices, None
+        # a farm of N GPUs gets batches of at least 8N configs: with one config per device, each
+        # batch would wait for its slowest measurement while the other devices sit idle
+        self.batch_size = max(batch_size, 8 * devices) if devices > 1 else batch_size
 
     def step(self, n: int) -> int:
         """Measure up to n more configs (fewer at the budget or when the tuner has none left)."""
