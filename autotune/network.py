@@ -188,8 +188,9 @@ def tune_network(tasks, tuner="ansor", units=None, unit_size=64, strategy="gradi
             estimate = float(np.sum(w * np.array([n.best for n in nodes])))
             log.append((i, nodes[i].best, estimate))
             if show is not False:
+                whole = f"{estimate * 1e3:.3f} ms" if math.isfinite(estimate) else "- (some task not measured yet)"
                 _say(show, f"unit {u + 1}/{n_units}: {nodes[i].task.name}  best {nodes[i].best * 1e6:.1f} µs  "
-                           f"end-to-end {estimate * 1e3:.3f} ms")
+                           f"end-to-end {whole}")
         found = []
         for n in nodes:
             n.tuning.close()
