@@ -265,6 +265,7 @@ def _node(task, weight, tuner, seed, stack, cache, cache_dir, budget, parallel, 
     resume = latest_per_config(disk.log.read(key)) if disk is not None else ()
     tuning = Tuning(task, tuner, seed, configs=configs, log=disk.log if disk is not None else None,
                     key=key or "", resume=resume, progress=False, budget=budget, parallel=parallel, devices=devices)
+    stack.callback(tuning.close)   # its measuring pool ends with the network's tuning, however that ends
     try:
         flops, nbytes = task.work()
     except (ValueError, AttributeError, TypeError):
