@@ -162,3 +162,14 @@ def test_bad_arguments_are_named():
     with pytest.raises(ValueError, match="remeasure"):
         tune_network([(t, 1)], units=1, remeasure=5)
     assert Tuning  # the resumable tuning is public
+
+
+def test_tune_re_measures_on_request():
+    task = matmul(512, 512, 512)
+    plain = tune(task, "random", budget=32, seed=2, progress=False)
+    again = tune(task, "random", budget=32, seed=2, remeasure=(3, 4), progress=False)
+    assert [r.config for r in again.history[:32]] == [r.config for r in plain.history]
+    extra = again.history[32:]
+    assert len(extra) == 3 and all(len(r.samples) == 4 for r in extra)
+    assert again.best_config in [r.config for r in extra]
+    assert again.best_time == min(r.time for r in extra)
