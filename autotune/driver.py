@@ -182,6 +182,10 @@ class Tuning:
 
     def close(self):
         self.bar.close()
+        self.release()
+
+    def release(self):
+        """End the measuring pool (its worker processes); the next step starts a new one."""
         if self.pool is not None:
             self.pool.close()
             self.pool = None

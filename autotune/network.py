@@ -183,6 +183,7 @@ def tune_network(tasks, tuner="ansor", units=None, unit_size=64, strategy="gradi
                 break
             i = _pick(u, nodes, live, strategy, similar, objective, w, alpha, window, beta, eps, rng)
             nodes[i].tuning.step(unit_size)
+            nodes[i].tuning.release()   # one task's workers at a time, however many tasks the network has
             nodes[i].history.append(nodes[i].best)
             order.append(i)
             estimate = float(np.sum(w * np.array([n.best for n in nodes])))
