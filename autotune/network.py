@@ -145,10 +145,30 @@ class NetworkResult:
 class _Node:
     """One task of the network and its tuning."""
 
-    def __init__(self, task, weight, tuning, flops, nbytes):
+    def __init__(self, task, weight, tuning):
         self.task, self.weight, self.tuning = task, float(weight), tuning
-        self.flops, self.intensity = flops, (flops / nbytes if nbytes > 0 else 0.0)
         self.history: list = []   # best time after each unit
+        try:
+            self._work(task.work())
+        except (ValueError, AttributeError, TypeError):   # traced: known once a config has run
+            self._work((0.0, 0.0))
+        self.traced = self.flops == 0 and getattr(task, "launch", None) is not None
+
+    def _work(self, work):
+        flops, nbytes = work
+        self.flops, self.intensity = flops, (flops / nbytes if nbytes > 0 else 0.0)
+
+    def learn_work(self):
+        """A traced task's FLOPs and bytes, from the trace of its fastest config so far."""
+        if not self.traced or not self.tuning.history:
+            return
+        self.traced = False
+        ranked = self.tuning.ranked()
+        if ranked:
+            try:
+                self._work(self.task.work(ranked[0].config))
+            except Exception:  # noqa: BLE001 - a task that cannot say keeps being judged by its own progress
+                pass
 
     @property
     def best(self) -> float:
@@ -185,6 +205,7 @@ def tune_network(tasks, tuner="ansor", units=None, unit_size=64, strategy="gradi
             nodes[i].tuning.step(unit_size)
             nodes[i].tuning.release()   # one task's workers at a time, however many tasks the network has
             nodes[i].history.append(nodes[i].best)
+            nodes[i].learn_work()
             order.append(i)
             estimate = float(np.sum(w * np.array([n.best for n in nodes])))
             log.append((i, nodes[i].best, estimate))
@@ -267,11 +288,7 @@ def _node(task, weight, tuner, seed, stack, cache, cache_dir, budget, parallel, 
     tuning = Tuning(task, tuner, seed, configs=configs, log=disk.log if disk is not None else None,
                     key=key or "", resume=resume, progress=False, budget=budget, parallel=parallel, devices=devices)
     stack.callback(tuning.close)   # its measuring pool ends with the network's tuning, however that ends
-    try:
-        flops, nbytes = task.work()
-    except (ValueError, AttributeError, TypeError):
-        flops, nbytes = 0.0, 0.0   # a traced or replayed task: judged by its own progress only
-    node = _Node(task, weight, tuning, flops, nbytes)
+    node = _Node(task, weight, tuning)
     node.store = None
     if disk is not None and binding is None:
         node.store = lambda r: disk.put(key, dict(kernel=task.name, device=repr(task.device), by="tune_network",

@@ -173,3 +173,19 @@ def test_tune_re_measures_on_request():
     assert len(extra) == 3 and all(len(r.samples) == 4 for r in extra)
     assert again.best_config in [r.config for r in extra]
     assert again.best_time == min(r.time for r in extra)
+
+
+def test_a_traced_task_learns_its_intensity_from_its_first_unit():
+    import minitriton.language as tl
+
+    @mt.jit
+    def scale(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+        tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)
+
+    x, y = np.arange(4096, dtype=np.float32), np.zeros(4096, np.float32)
+    traced = Task(scale, space=Space(BLOCK=[128, 256, 512], num_warps=[2, 4], num_stages=[1]), name="scale",
+                  launch=lambda cfg: scale[(4096 // cfg.kwargs["BLOCK"],)](x, y, 4096, **cfg.all_kwargs()))
+    r = tune_network([(traced, 1), (matmul(512, 512, 512), 1)], "random", units=3, unit_size=4, seed=0,
+                     cache=False, remeasure=None, progress=False)
+    assert 0 < r.intensity[0] < 1 < r.intensity[1]    # memory-bound scaling vs a compute-bound matmul
