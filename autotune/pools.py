@@ -58,8 +58,7 @@ class LocalProcesses:
     retries = 3
 
     def __init__(self, n: int, device, task):
-        if multiprocessing.get_start_method(allow_none=True) not in (None, "fork") and \
-                "fork" not in multiprocessing.get_all_start_methods():
+        if "fork" not in multiprocessing.get_all_start_methods():
             raise RuntimeError("local processes need the 'fork' start method, which this platform lacks")
         self.n, self.name = n, f"{n} local processes"
         self.token = next(_TOKENS)
@@ -108,6 +107,8 @@ _SHIPPED: dict = {}     # in a Ray worker: token -> (device, task), unpickled on
 def _on_ray(token, blob, config):
     if token not in _SHIPPED:
         import pickle
+        while len(_SHIPPED) >= 4:            # a worker keeps the last few tasks (a network has many)
+            _SHIPPED.pop(next(iter(_SHIPPED)))
         _SHIPPED[token] = pickle.loads(blob)   # own, writable arrays (the object store's are read-only)
     return outcome(*_SHIPPED[token], config)
 
@@ -144,7 +145,7 @@ class RayPool:
         return out
 
     def close(self):
-        pass
+        self.ref = None   # the shipped task may leave the object store
 
 
 def make_pool(parallel, device, task):
@@ -157,15 +158,12 @@ def make_pool(parallel, device, task):
         parallel = min(free_cores(), 8) if traced and free_cores() > 1 else 1
     if parallel is False or parallel == 1:
         return InProcess()
+    if isinstance(parallel, bool) or not isinstance(parallel, (int, str)) or (isinstance(parallel, int) and parallel < 1):
+        raise ValueError(f"parallel must be None, a positive int, 'ray' or a Ray address, got {parallel!r}")
     try:
-        if isinstance(parallel, bool) or not isinstance(parallel, (int, str)) or \
-                (isinstance(parallel, int) and parallel < 1):
-            raise ValueError(f"parallel must be None, a positive int, 'ray' or a Ray address, got {parallel!r}")
         if isinstance(parallel, int):
             return LocalProcesses(parallel, device, task)
         return RayPool(parallel, device, task)
-    except ValueError:
-        raise
     except Exception as e:
         reason = str(e).splitlines()[0] if str(e) else type(e).__name__
         warnings.warn(f"measuring pool {parallel!r} could not start ({type(e).__name__}: {reason}); measuring "
