@@ -188,6 +188,9 @@ def tune_network(tasks, tuner="ansor", units=None, unit_size=64, strategy="gradi
     `parallel` and `devices`: where measurements run, as for tune()."""
     pairs = _checked(tasks, strategy, similarity, unit_size, units, total, remeasure)
     n_units = units if units is not None else total // unit_size
+    if n_units < len(pairs):
+        raise ValueError(f"tune_network: {n_units} units cannot give each of the {len(pairs)} tasks one; "
+                         f"give at least {len(pairs)} units ({len(pairs) * unit_size} measurements)")
     similar = SIMILARITY[similarity] if isinstance(similarity, str) else similarity
     objective = objective if objective is not None else WeightedSum()
     rng = np.random.default_rng(seed)

@@ -159,6 +159,8 @@ def test_bad_arguments_are_named():
         tune_network([(t, 1)], units=1, similarity="shape")
     with pytest.raises(TypeError, match="pairs"):
         tune_network([t], units=1)
+    with pytest.raises(ValueError, match="each of the 2 tasks"):
+        tune_network([(t, 1), (matmul(64, 64, 64), 1)], units=1)
     with pytest.raises(ValueError, match="remeasure"):
         tune_network([(t, 1)], units=1, remeasure=5)
     assert Tuning  # the resumable tuning is public
