@@ -145,10 +145,10 @@ class Tuning:
         new = [c for c in configs if c not in self.pending]
         outcomes = {}
         if new and hasattr(self.measurer, "finish"):
+            from .pools import InProcess, make_pool
             if self.pool is None:
-                from .pools import make_pool
                 self.pool = make_pool(self.parallel, self.measurer.device, self.task)
-            if self.pool.name != "in-process":   # in-process: each config measured as its turn comes
+            if not isinstance(self.pool, InProcess):   # in-process: each config measured as its turn comes
                 outcomes = dict(zip(new, self.pool.outcomes(self.measurer.device, self.task, new)))
         clock, costs, out = self.measurer.clock, [], []
         for cfg in configs:
