@@ -274,6 +274,10 @@ def load(pointer, m, other, user_mask=True):
         from .tensor import to_tensor
         from .ops import broadcast_to
         fill = broadcast_to(to_tensor(other, tensor(None, buf.dtype, ())).to(buf.dtype), pointer.shape).v
+    if not user_mask and pointer.shape:
+        one = _one_array_window(buf, pointer, m)
+        if one is not None:
+            return one
     blocks = _row_blocks(pointer, m, "load")
     if blocks is not None and not user_mask and pointer.shape:
         windowed = _windowed(buf, *blocks, pointer.shape)
@@ -300,6 +304,46 @@ def load(pointer, m, other, user_mask=True):
         sel = m & (slot == s)
         out[sel] = target.storage.data()[elem[sel] + target.origin]
     return tensor(out, buf.dtype, pointer.shape)
+
+
+def _one_array_window(buf, pointer, m):
+    """The usual case of a pointer built from an address, done in a few array operations: every
+    running program's block lies whole inside one array, which is not written in this launch;
+    the blocks are left in place as windows (programs not running borrow a running one's).
+    None otherwise (the general paths below decide, and say what is wrong)."""
+    if pointer.aff is None or (m is not None and any(n != 1 for n in m.shape[1:])):
+        return None
+    c, steps = pointer.aff
+    shape = pointer.shape
+    if any(s < 0 for s, n in zip(steps, shape) if n > 1):
+        return None
+    steps = tuple(s if n > 1 else 0 for s, n in zip(steps, shape))
+    on = None if m is None else m.reshape(-1)
+    if on is not None and on.shape[0] != c.shape[0]:
+        if not on.any() or (c.shape[0] != 1 and on.shape[0] != 1):
+            return None
+        on = None                          # one side the same for every program: nothing to pick
+    live = c if on is None else c[on]
+    if live.size == 0:
+        return None
+    slots = (live + _HALF) >> 40
+    s = int(slots[0])
+    if s == 0 or (live.size > 1 and (slots.min() != s or slots.max() != s)):
+        return None
+    target = buf.space.slots[s]
+    if target.storage.dirty:
+        return None
+    elem = c - s * _SLOT + target.origin
+    span = sum(st * (n - 1) for st, n in zip(steps, shape))
+    lo, hi = (elem.min(), elem.max()) if on is None else (elem[on].min(), elem[on].max())
+    if lo < target.lo or hi + span >= target.hi:
+        return None
+    if on is not None and not on.all():
+        elem = np.where(on, elem, elem[int(np.argmax(on))])
+    out = tensor(None, buf.dtype, shape)
+    out.win = (target.storage.data(), elem, steps)
+    target.storage.exported = True
+    return out
 
 
 def _windowed(buf, on, slot, base, steps, shape):

@@ -438,3 +438,40 @@ def test_loops_narrow_to_the_few_programs_still_running_and_keep_the_bits():
                 break
         want[p] = acc + i
     np.testing.assert_allclose(out, want, rtol=1e-6)
+
+
+@mt.jit
+def unmasked_address_kernel(src_ptrs, out_ptr, which_ptr, n_active, BLOCK: tl.constexpr):
+    """Unmasked block loads through pointers cast from addresses: programs below n_active read
+    block pid of the array their entry names (one array for all, or several), the rest idle."""
+    pid = tl.program_id(0)
+    if pid < n_active:
+        src = tl.load(src_ptrs + tl.load(which_ptr + pid)).to(tl.pointer_type(tl.float32))
+        offs = tl.arange(0, BLOCK)
+        block = tl.load(src + pid * BLOCK + offs[:, None] * 1 + offs[None, :] * 0)
+        tl.store(out_ptr + pid * BLOCK * BLOCK + offs[:, None] * BLOCK + offs[None, :], block + 1)
+
+
+@pytest.mark.parametrize("which", [[0] * 6, [0, 1, 0, 1, 1, 0]], ids=["one array", "two arrays"])
+def test_unmasked_loads_through_addresses_in_divergent_code(which):
+    srcs = [np.arange(64, dtype=np.float32), -np.arange(64, dtype=np.float32)]
+    table = np.array([mt.data_ptr(s) for s in srcs], np.int64)
+    got = {}
+    for mode in ("lockstep", "sequential"):
+        out = np.zeros((6, 8, 8), np.float32)
+        args = (table, out, np.array(which, np.int32), 4)
+        if mode == "sequential":
+            with mt.one_program_at_a_time():
+                unmasked_address_kernel[(6,)](*args, BLOCK=8)
+        else:
+            unmasked_address_kernel[(6,)](*args, BLOCK=8)
+            assert unmasked_address_kernel.last_launch["path"] == "lockstep"
+        got[mode] = out
+    want = np.zeros((6, 8, 8), np.float32)
+    for p in range(4):
+        want[p] = srcs[which[p]][p * 8 + np.arange(8)][:, None] + 1
+    np.testing.assert_array_equal(got["lockstep"], want)
+    np.testing.assert_array_equal(got["sequential"], want)
+    out = np.zeros((6, 8, 8), np.float32)
+    with pytest.raises(mt.OutOfBoundsError, match="out of bounds"):   # block 8 would end past the array
+        unmasked_address_kernel[(9,)](table, np.zeros((9, 8, 8), np.float32), np.zeros(9, np.int32), 9, BLOCK=8)
