@@ -326,18 +326,16 @@ def _one_array_window(buf, pointer, m):
     live = c if on is None else c[on]
     if live.size == 0:
         return None
-    slots = (live + _HALF) >> 40
-    s = int(slots[0])
-    if s == 0 or (live.size > 1 and (slots.min() != s or slots.max() != s)):
+    first, last = (int(live[0]),) * 2 if live.size == 1 else (int(live.min()), int(live.max()))
+    s = (first + _HALF) >> 40
+    if s == 0 or (last + _HALF) >> 40 != s:     # an unknown address, or blocks in several arrays
         return None
     target = buf.space.slots[s]
-    if target.storage.dirty:
-        return None
-    elem = c - s * _SLOT + target.origin
+    shift = target.origin - s * _SLOT
     span = sum(st * (n - 1) for st, n in zip(steps, shape))
-    lo, hi = (elem.min(), elem.max()) if on is None else (elem[on].min(), elem[on].max())
-    if lo < target.lo or hi + span >= target.hi:
+    if target.storage.dirty or first + shift < target.lo or last + shift + span >= target.hi:
         return None
+    elem = c + shift
     if on is not None and not on.all():
         elem = np.where(on, elem, elem[int(np.argmax(on))])
     out = tensor(None, buf.dtype, shape)
