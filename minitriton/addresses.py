@@ -244,9 +244,9 @@ def _unknown(pointer, sel, what):
                             f"minitriton.data_ptr(); mask the access or fix the address. The launch wrote nothing.")
 
 
-def _row_blocks(pointer, m, what, rows=1):
-    """For a pointer that is one strided block per program (affine offsets, row-only mask):
-    (rows that run, their slots, their storage bases, steps), else None."""
+def _strided(pointer, m):
+    """(per-program offsets, steps, span of a block) of a pointer that is one strided block per
+    program with a row-only mask, else None: the shape both block paths below start from."""
     if pointer.aff is None or (m is not None and any(n != 1 for n in m.shape[1:])):
         return None
     c, steps = pointer.aff
@@ -254,10 +254,19 @@ def _row_blocks(pointer, m, what, rows=1):
     if any(s < 0 for s, n in zip(steps, shape) if n > 1):
         return None
     steps = tuple(s if n > 1 else 0 for s, n in zip(steps, shape))
+    return c, steps, sum(s * (k - 1) for s, k in zip(steps, shape))
+
+
+def _row_blocks(pointer, m, what, rows=1):
+    """For a pointer that is one strided block per program (affine offsets, row-only mask):
+    (rows that run, their slots, their storage bases, steps), else None."""
+    strided = _strided(pointer, m)
+    if strided is None:
+        return None
+    c, steps, span = strided
     n = max(c.shape[0], rows, 1 if m is None else m.shape[0])
     on = np.ones(n, bool) if m is None else np.broadcast_to(m.reshape(-1), (n,))
     slot, base = decode(np.broadcast_to(c, (n,)))
-    span = sum(s * (k - 1) for s, k in zip(steps, shape))
     for sel, buf in _by_slot(pointer, slot, on, what):
         b = base[sel] + buf.origin
         if b.min() < buf.lo or b.max() + span >= buf.hi:
@@ -311,13 +320,10 @@ def _one_array_window(buf, pointer, m):
     running program's block lies whole inside one array, which is not written in this launch;
     the blocks are left in place as windows (programs not running borrow a running one's).
     None otherwise (the general paths below decide, and say what is wrong)."""
-    if pointer.aff is None or (m is not None and any(n != 1 for n in m.shape[1:])):
+    strided = _strided(pointer, m)
+    if strided is None:
         return None
-    c, steps = pointer.aff
-    shape = pointer.shape
-    if any(s < 0 for s, n in zip(steps, shape) if n > 1):
-        return None
-    steps = tuple(s if n > 1 else 0 for s, n in zip(steps, shape))
+    c, steps, span = strided
     on = None if m is None else m.reshape(-1)
     if on is not None and on.shape[0] != c.shape[0]:
         if not on.any() or (c.shape[0] != 1 and on.shape[0] != 1):
@@ -332,13 +338,12 @@ def _one_array_window(buf, pointer, m):
         return None
     target = buf.space.slots[s]
     shift = target.origin - s * _SLOT
-    span = sum(st * (n - 1) for st, n in zip(steps, shape))
     if target.storage.dirty or first + shift < target.lo or last + shift + span >= target.hi:
         return None
     elem = c + shift
     if on is not None and not on.all():
         elem = np.where(on, elem, elem[int(np.argmax(on))])
-    out = tensor(None, buf.dtype, shape)
+    out = tensor(None, buf.dtype, pointer.shape)
     out.win = (target.storage.data(), elem, steps)
     target.storage.exported = True
     return out
