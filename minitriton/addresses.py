@@ -70,6 +70,7 @@ class AddressSpace:
         self._cands = None
         self._resolved = {}  # (address, element type) -> encoded offset: casts in loops resolve once
         self._checked = set()
+        self._arg_ranges = None
 
     def slot(self, buf) -> int:
         s = self._slot_of.get(id(buf))
@@ -95,10 +96,10 @@ class AddressSpace:
             if a is not None:
                 yield a, lo, hi, False
 
-    def _bind(self, array):
+    def _bind(self, array, start):
         buf = self._bound.get(id(array))
         if buf is None:
-            name = f"<array at {_address(_flat_view('array', array)[0]):#x}>"
+            name = f"<array at {start:#x}>"
             buf = self._bound[id(array)] = bind_buffers({name: array})[name]
             self.storages.append(buf.storage)
         return buf
@@ -152,13 +153,15 @@ class AddressSpace:
         owner, lo, hi, is_arg = cand
         if not is_arg:
             if id(owner) not in self._checked:
-                for b in self.arguments:
-                    s = _address(b.storage.flat)
-                    if lo < s + b.storage.flat.size * b.storage.flat.itemsize and s < hi:
+                if self._arg_ranges is None:
+                    self._arg_ranges = [(s, s + b.storage.flat.size * b.storage.flat.itemsize)
+                                        for b in self.arguments for s in (_address(b.storage.flat),)]
+                for s, e in self._arg_ranges:
+                    if lo < e and s < hi:
                         raise NotImplementedError("an array registered with data_ptr overlaps an argument of the "
                                                   "launch without containing it; pass one or the other")
                 self._checked.add(id(owner))
-            owner = self._bind(owner)
+            owner = self._bind(owner, lo)
         if owner.dtype is not element_ty:
             raise TypeError(f"an address points into {owner.name} of type {owner.dtype}, but is cast to "
                             f"pointer<{element_ty}>; reinterpreting memory is not supported")

@@ -30,6 +30,8 @@ def as_strided(x: np.ndarray, shape, strides, writeable=True) -> np.ndarray:
 
 def _flat_view(name, a: np.ndarray):
     """(a flat view starting at a's lowest element, index of a's element 0 in it)."""
+    if a.flags.c_contiguous:  # the usual argument: the array itself, flattened (no numpy helper calls)
+        return a.reshape(-1), 0
     item = a.itemsize
     if a.ndim == 0:
         a = a.reshape(1)

@@ -243,10 +243,69 @@ def _affine_block_fast(a, b, op):
 
 
 _DECIDED = {True: np.ones((), bool), False: np.zeros((), bool)}
+_SCALAR_OPS = {"add", "sub", "mul", "floordiv", "mod", "lt", "le", "gt", "ge", "eq", "ne"}
+
+
+def _signed_scalar(x):
+    """(per-program int64 values, dtype or None for a Python int) of a signed integer scalar."""
+    if type(x) is int:
+        return (x, None) if -2 ** 31 <= x < 2 ** 31 else None
+    if type(x) is tensor and x.aff is not None and x.buf is None and not x.shape and x.dtype.kind == "i":
+        return x.aff[0], x.dtype
+    return None
+
+
+def _wrap(v: int, bits: int) -> int:
+    half = 1 << (bits - 1)
+    return (v + half) % (half << 1) - half
+
+
+def _scalar_int_fast(a, b, op):
+    """Scalar index arithmetic between signed integers (`tl.cdiv(N, BN)`, `tile // tiles_n`,
+    `tile < first + count`): a loop's bookkeeping, done on the per-program values directly.
+    Python ints when every program agrees, with Triton's C semantics (`//` and `%` truncate
+    toward zero, results wrap around in their type)."""
+    if op not in _SCALAR_OPS:
+        return None
+    x, y = _signed_scalar(a), _signed_scalar(b)
+    if x is None or y is None or (x[1] is None and y[1] is None):
+        return None
+    (xv, xd), (yv, yd) = x, y
+    dt = yd if xd is None else xd if yd is None or yd is xd else D.promote(xd, yd)
+    div = op in ("floordiv", "mod")
+    if type(xv) is not int and xv.shape[0] == 1:
+        xv = int(xv[0])
+    if type(yv) is not int and yv.shape[0] == 1:
+        yv = int(yv[0])
+    if type(xv) is int and type(yv) is int:
+        if op in _COMPARE:
+            r = {"lt": xv < yv, "le": xv <= yv, "gt": xv > yv, "ge": xv >= yv, "eq": xv == yv, "ne": xv != yv}[op]
+            return tensor(np.broadcast_to(_DECIDED[r], (1,)), D.int1, ())
+        if div:
+            if yv == 0:
+                return None
+            q = builtins.abs(xv) // builtins.abs(yv) * (1 if (xv < 0) == (yv < 0) else -1)
+            r = q if op == "floordiv" else xv - q * yv
+        else:
+            r = xv + yv if op == "add" else xv - yv if op == "sub" else xv * yv
+        return tensor(None, dt, (), aff=(np.array([_wrap(r, dt.bits)], np.int64), ()))
+    if op in _COMPARE:
+        return tensor(_NUMPY[op](xv, yv), D.int1, ())
+    if div:
+        if not np.all(yv):
+            return None
+        r = _int_div(xv, yv) if op == "floordiv" else np.fmod(xv, yv)
+    else:
+        r = _NUMPY[op](xv, yv)
+    if type(r) is not np.ndarray:
+        r = np.array([r], np.int64)
+    return _affine_result(dt, (), (r, ()))
 
 
 def binary(a, b, op: str) -> tensor:
-    fast = _affine_int_fast(a, b, op)
+    fast = _scalar_int_fast(a, b, op)
+    if fast is None:
+        fast = _affine_int_fast(a, b, op)
     if fast is None:
         fast = _affine_block_fast(a, b, op)
     if fast is not None:

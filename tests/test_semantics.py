@@ -205,6 +205,41 @@ def test_int32_arithmetic_wraps_around_everywhere():
     assert expect[0] == -2 ** 31
 
 
+@mt.jit
+def scalar_ops_kernel(out_ptr, x, y):
+    p = tl.program_id(0)
+    xs = (x, x + p * 0 - p + p)              # uniform, and per-program (the same values)
+    for i in tl.static_range(2):
+        a = xs[i]
+        base = out_ptr + p * 20 + i * 10
+        tl.store(base + 0, a + y)
+        tl.store(base + 1, a - y)
+        tl.store(base + 2, a * y)
+        tl.store(base + 3, a // y)
+        tl.store(base + 4, a % y)
+        tl.store(base + 5, (a < y).to(tl.int32))
+        tl.store(base + 6, (a >= y).to(tl.int32))
+        tl.store(base + 7, (a == y).to(tl.int32))
+        tl.store(base + 8, tl.cdiv(a, y))
+        tl.store(base + 9, ((a + tl.zeros([2], tl.int32)) // y).sum() // 2)  # computed lane by lane
+
+
+@pytest.mark.parametrize("x,y", [(7, 2), (-7, 2), (7, -2), (-7, -2), (2 ** 31 - 5, 3), (-2 ** 31 + 1, 7), (5, 9)])
+def test_scalar_integer_arithmetic_is_c_arithmetic_in_int32(x, y):
+    """Scalars are the loop bookkeeping of every kernel: `//` and `%` truncate toward zero and
+    results wrap around in int32, whether the scalar is the same in every program or not."""
+    out = both(lambda: (scalar_ops_kernel[(3,)](o := np.zeros(60, np.int64), x, y), o)[1])
+    wrap = lambda v: int(np.array(v, np.int64).astype(np.int32))  # noqa: E731
+    div = lambda a, b: abs(a) // abs(b) * (1 if (a < 0) == (b < 0) else -1)  # noqa: E731
+    q = div(x, y)
+    want = [wrap(x + y), wrap(x - y), wrap(x * y), q, x - q * y, int(x < y), int(x >= y), int(x == y),
+            div(wrap(x + y - 1), y), q]
+    for got in out:
+        for p in range(3):
+            for i in range(2):
+                np.testing.assert_array_equal(got[p * 20 + i * 10:p * 20 + i * 10 + 10], want, err_msg=f"{p} {i}")
+
+
 def test_python_literal_out_of_range_for_the_tensor_type_is_an_error():
     @mt.jit
     def k(out_ptr):
