@@ -288,6 +288,7 @@ class Loop(_Context):
         context._local.state = self.st = st
         st.writes += sub.writes
         st.narrowed += sub.narrowed
+        st.fused += sub.fused
         mask = np.zeros(st.rows, bool)
         mask[idx] = True
         full = tuple(select(mask, rows.widen(k, idx, st.rows), r, n) for n, k, r in zip(self.names, vals, o["vals"]))

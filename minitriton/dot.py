@@ -144,8 +144,8 @@ def _concat_k(ts, axis):
     Blocks loaded from consecutive K windows of one array (the usual `ptrs += BLOCK_K * stride`
     loop) concatenate into a single window of the same array, read in place; anything else is
     copied together."""
-    if len(ts) == 1:
-        return ts[0]
+    if len(ts) == 1 and not _windowed(ts[0]):
+        return ts[0]   # (a lone window still becomes a view below when it can: one call for all programs)
     first = ts[0]
     shape = list(first.shape)
     shape[axis] *= len(ts)

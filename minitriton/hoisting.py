@@ -33,13 +33,18 @@ PREFIX = "__hoisted"
 
 def hoist_invariants(fdef: ast.FunctionDef, globals_: dict) -> None:
     """Rewrite `fdef` in place (see the module docstring)."""
+    analyser(fdef, globals_).statements(fdef.body)
+
+
+def analyser(fdef: ast.FunctionDef, globals_: dict) -> "_Hoister":
+    """What names in `fdef` stand for (`resolve`) and which expressions are pure (`pure`)."""
     local = {a.arg for a in fdef.args.posonlyargs + fdef.args.args + fdef.args.kwonlyargs}
     for node in ast.walk(fdef):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
             local.add(node.id)
         elif isinstance(node, (ast.Global, ast.Nonlocal)):
             local.update(node.names)  # rebound elsewhere: never a known pure function
-    _Hoister(globals_, local).statements(fdef.body)
+    return _Hoister(globals_, local)
 
 
 def _bound(nodes) -> set:

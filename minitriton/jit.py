@@ -359,7 +359,7 @@ class JITFunction:
 
     def _restart_stats(self):
         if self.last_launch is not None:
-            self.last_launch["narrowed"] = 0
+            self.last_launch["narrowed"] = self.last_launch["fused"] = 0
 
     def _run_programs(self, body, values, grid, pids, buffers, space, recorder=None):
         state = context.LaunchState(self.__name__, grid, pids, buffers)
@@ -370,6 +370,7 @@ class JITFunction:
             body(**values)
         if self.last_launch is not None:
             self.last_launch["narrowed"] = self.last_launch.get("narrowed", 0) + state.narrowed
+            self.last_launch["fused"] = self.last_launch.get("fused", 0) + state.fused
         return state.counts
 
 

@@ -16,9 +16,10 @@ import itertools
 import textwrap
 import types
 
-from . import control, hoisting
+from . import control, fusion, hoisting
 
 _HELPER = "__mt"
+_FUSION = "__mt_fusion"
 
 
 def _assigned(nodes) -> list[str]:
@@ -31,7 +32,7 @@ def _assigned(nodes) -> list[str]:
                 out.append(node.id)
 
         def visit_FunctionDef(self, node):
-            if node.name not in out:
+            if node.name not in out and not node.name.startswith(_HELPER):
                 out.append(node.name)
 
         visit_AsyncFunctionDef = visit_FunctionDef
@@ -145,8 +146,9 @@ def _if(test, body, orelse=()) -> ast.If:
 
 
 class _Lower(ast.NodeTransformer):
-    def __init__(self, frame: str, skip: set, loads: dict, local_names: set = frozenset()):
+    def __init__(self, frame: str, skip: set, loads: dict, local_names: set = frozenset(), fuse=None):
         self.frame, self.skip, self.loads, self.local_names = frame, skip, loads, local_names
+        self.fuse = fuse  # fusion._Recogniser, or None
         self.loops: list[tuple[str, list[str]]] = []
         self.counter = itertools.count()
 
@@ -257,6 +259,8 @@ class _Lower(ast.NodeTransformer):
     def visit_For(self, node):
         if node.orelse:
             raise NotImplementedError("for ... else in a kernel is not supported")
+        plan = self.fuse.plan(node) if self.fuse is not None else None
+        before = fusion.prelude(node, plan, _FUSION) if plan is not None else []
         loop = self.fresh("l")
         fresh = _assigned([node.target])
         names = self.names([node.target] + node.body, [node.body], fresh)
@@ -266,6 +270,7 @@ class _Lower(ast.NodeTransformer):
         it = self.visit(node.iter)
         start, body = self._loop_start(loop, names, reads, narrowable, node.body)
         return [
+            *before,
             start,
             ast.For(target=node.target, iter=_method(loop, "iterate", it, target), body=[
                 _if(_attr(loop, "sync"), [_assign_back(names, _method(loop, "head", _get(names)))]),
@@ -337,7 +342,8 @@ def lower(fn) -> types.CodeType | None:
     if not isinstance(fdef, ast.FunctionDef):
         return None
     fdef.decorator_list = []
-    hoisting.hoist_invariants(fdef, fn.__globals__)
+    analysis = hoisting.analyser(fdef, fn.__globals__)
+    analysis.statements(fdef.body)  # loop-invariant code motion
     skip = set()
     for node in ast.walk(fdef):
         if isinstance(node, (ast.Global, ast.Nonlocal)):
@@ -346,7 +352,10 @@ def lower(fn) -> types.CodeType | None:
     params = [a.arg for a in fdef.args.posonlyargs + fdef.args.args + fdef.args.kwonlyargs]
     params += [a.arg for a in (fdef.args.vararg, fdef.args.kwarg) if a is not None]
     local_names = (set(params) | set(_assigned(fdef.body))) - skip
-    lowered = _Lower(frame, skip, load_counts(fdef), local_names).block(fdef.body)
+    loads = load_counts(fdef)
+    fuse = fusion._Recogniser(analysis.resolve, analysis.local.__contains__, lambda e: analysis.pure(e, set())[0],
+                              lambda name, loop: loads.get(name, 0) > fusion._count_reads(loop.body, name))
+    lowered = _Lower(frame, skip, loads, local_names, fuse).block(fdef.body)
     fdef.body = [
         ast.Assign(targets=[ast.Name(frame, ast.Store())], value=_call("Frame")),
         ast.Try(body=lowered or [ast.Pass()], handlers=[], orelse=[],
@@ -369,4 +378,5 @@ def lower(fn) -> types.CodeType | None:
 def namespace(globals_: dict) -> dict:
     """What lowered code needs besides the kernel's own globals."""
     globals_[_HELPER] = control
+    globals_[_FUSION] = fusion
     return globals_

@@ -9,8 +9,8 @@ LAYERS = ["dtypes", "_numba", "context", "counting", "compat",      # plain data
           "ops", "combine", "rearrange", "random", "dot", "libdevice",  # operations on them
           "buffers", "block_ptr", "addresses", "memory", "atomics",      # memory
           "rows",                                                   # moving values between programs
-          "control", "hoisting", "lowering", "jit", "testing",
-          "replay"]                                                 # devices answering from records                  # control flow and the launch
+          "control", "hoisting", "fusion", "lowering", "jit", "testing",  # control flow and the launch
+          "replay"]                                                 # devices answering from records
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent / "minitriton"
 
