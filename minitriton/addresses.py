@@ -20,7 +20,7 @@ import numpy as np
 
 from . import context
 from . import dtypes as D
-from .buffers import bind_buffers, _flat_view, _address, _Window, Sources, window
+from .buffers import Buffer, Storage, _flat_view, _address, _Window, Sources, window
 from .tensor import tensor
 
 _SLOT = 1 << 40
@@ -98,20 +98,24 @@ class AddressSpace:
 
     def _bind(self, array, start):
         buf = self._bound.get(id(array))
-        if buf is None:
+        if buf is None:  # on its own (it overlaps no argument: checked by the caller)
             name = f"<array at {start:#x}>"
-            buf = self._bound[id(array)] = bind_buffers({name: array})[name]
+            flat, origin = _flat_view(name, array)
+            buf = self._bound[id(array)] = Buffer(name, array, Storage(flat, D.from_numpy(array.dtype), [name]),
+                                                  origin, 0, flat.size)
             self.storages.append(buf.storage)
         return buf
 
     def from_addresses(self, addr: np.ndarray, element_ty) -> np.ndarray:
         """Encoded offsets for byte addresses (0 where an address is in no known array)."""
-        if addr.size and addr.min() == addr.max():  # one address (per program, or for every lane)
+        if addr.size == 1 or addr.size and addr.min() == addr.max():  # one address (per program, or every lane)
             a = int(addr.reshape(-1)[0])
             key = (a, element_ty)
             enc = self._resolved.get(key)
             if enc is None:
-                enc = self._resolved[key] = int(self._resolve(np.array([a], np.int64), element_ty)[0])
+                if self._cands is None:
+                    self._cands = list(self._candidates())
+                enc = self._resolved[key] = self._resolve_one(a, element_ty)
             return np.full(addr.shape, enc, np.int64)
         if addr.size > 1:  # a table holds few distinct addresses: resolve each once
             uniq, inverse = np.unique(addr, return_inverse=True)
@@ -151,6 +155,8 @@ class AddressSpace:
     def _owner(self, cand, element_ty):
         """(buffer, its first byte, element size) of the array an address falls in, checked."""
         owner, lo, hi, is_arg = cand
+        item = owner.storage.flat.itemsize if is_arg else owner.itemsize
+        start = lo - owner.lo * item if is_arg else lo   # the first byte of the flat memory
         if not is_arg:
             if id(owner) not in self._checked:
                 if self._arg_ranges is None:
@@ -165,7 +171,7 @@ class AddressSpace:
         if owner.dtype is not element_ty:
             raise TypeError(f"an address points into {owner.name} of type {owner.dtype}, but is cast to "
                             f"pointer<{element_ty}>; reinterpreting memory is not supported")
-        return owner, _address(owner.storage.flat), owner.storage.flat.itemsize
+        return owner, start, item
 
     # -- pointers -> addresses ------------------------------------------------------------
     def addresses(self, p: tensor) -> np.ndarray:
@@ -397,7 +403,7 @@ def cast_to_pointer(x: tensor, ptr_type) -> tensor:
     if not x.dtype.is_int() or x.dtype.bits != 64:
         raise TypeError(f"only 64-bit integers (addresses) can be cast to {ptr_type}, got {x.dtype}")
     sp = space()
-    off = sp.from_addresses(np.asarray(x.v).astype(np.int64), ptr_type.element_ty)
+    off = sp.from_addresses(np.asarray(x.v, np.int64), ptr_type.element_ty)
     if not x.shape:  # one address per program: an affine pointer, so blocks built from it load as strided views
         return tensor(None, ptr_type, (), aff=(off.reshape(-1), ()), buf=sp.mixed(ptr_type.element_ty))
     return tensor(off, ptr_type, x.shape, buf=sp.mixed(ptr_type.element_ty))

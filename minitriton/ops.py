@@ -291,9 +291,24 @@ def _scalar_int_fast(a, b, op):
         return tensor(None, dt, (), aff=(np.array([_wrap(r, dt.bits)], np.int64), ()))
     if op in _COMPARE:
         return tensor(_NUMPY[op](xv, yv), D.int1, ())
+    if div and not np.all(yv):
+        return None
+    if builtins.max(np.size(xv), np.size(yv)) <= 16:  # a few programs: Python's ints are faster than numpy's calls
+        xs = xv.tolist() if type(xv) is not int else None
+        ys = yv.tolist() if type(yv) is not int else None
+        n = len(xs if xs is not None else ys)
+        pairs = zip(xs if xs is not None else [xv] * n, ys if ys is not None else [yv] * n)
+        bits = dt.bits
+        if op == "floordiv":
+            r = [_wrap(builtins.abs(x) // builtins.abs(y) * (1 if (x < 0) == (y < 0) else -1), bits) for x, y in pairs]
+        elif op == "mod":
+            r = [_wrap(x - builtins.abs(x) // builtins.abs(y) * (1 if (x < 0) == (y < 0) else -1) * y, bits)
+                 for x, y in pairs]
+        else:
+            f = {"add": int.__add__, "sub": int.__sub__, "mul": int.__mul__}[op]
+            r = [_wrap(f(x, y), bits) for x, y in pairs]
+        return tensor(None, dt, (), aff=(np.array(r, np.int64), ()))
     if div:
-        if not np.all(yv):
-            return None
         r = _int_div(xv, yv) if op == "floordiv" else np.fmod(xv, yv)
     else:
         r = _NUMPY[op](xv, yv)
@@ -302,12 +317,41 @@ def _scalar_int_fast(a, b, op):
     return _affine_result(dt, (), (r, ()))
 
 
+def _bool_fast(a, b, op):
+    """`&`, `|`, `^` of two boolean blocks of one shape (conditions combined with `and`)."""
+    if op not in ("and", "or", "xor") or type(a) is not tensor or type(b) is not tensor or a.shape != b.shape \
+            or a.dtype is not D.int1 or b.dtype is not D.int1 or a.buf is not None or b.buf is not None:
+        return None
+    return tensor(_NUMPY[op](a.v, b.v), D.int1, a.shape)
+
+
+def _int_block_fast(a, b, op):
+    """Signed integer blocks kept affine added or subtracted (`pid * BM + tl.arange(0, BM)`)."""
+    if op not in ("add", "sub"):
+        return None
+    x, y = _signed_affine(a), _signed_affine(b)
+    if x is None or y is None:
+        return None
+    shape = _bshape(a.shape, b.shape)
+    dt = a.dtype if a.dtype is b.dtype else D.promote(a.dtype, b.dtype)
+    sa, sb = _aligned_steps(a, shape), _aligned_steps(b, shape)
+    if op == "add":
+        aff = (x[0] + y[0], tuple(p + q for p, q in zip(sa, sb)))
+    else:
+        aff = (x[0] - y[0], tuple(p - q for p, q in zip(sa, sb)))
+    return _affine_result(dt, shape, aff)
+
+
 def binary(a, b, op: str) -> tensor:
     fast = _scalar_int_fast(a, b, op)
     if fast is None:
         fast = _affine_int_fast(a, b, op)
     if fast is None:
         fast = _affine_block_fast(a, b, op)
+    if fast is None:
+        fast = _bool_fast(a, b, op)
+    if fast is None:
+        fast = _int_block_fast(a, b, op)
     if fast is not None:
         return fast
     if op == "add" and (getattr(a, "lazy", None) is not None or getattr(b, "lazy", None) is not None):

@@ -224,18 +224,19 @@ def scalar_ops_kernel(out_ptr, x, y):
         tl.store(base + 9, ((a + tl.zeros([2], tl.int32)) // y).sum() // 2)  # computed lane by lane
 
 
+@pytest.mark.parametrize("programs", [3, 40])   # per-program values in Python ints, and in numpy
 @pytest.mark.parametrize("x,y", [(7, 2), (-7, 2), (7, -2), (-7, -2), (2 ** 31 - 5, 3), (-2 ** 31 + 1, 7), (5, 9)])
-def test_scalar_integer_arithmetic_is_c_arithmetic_in_int32(x, y):
+def test_scalar_integer_arithmetic_is_c_arithmetic_in_int32(x, y, programs):
     """Scalars are the loop bookkeeping of every kernel: `//` and `%` truncate toward zero and
     results wrap around in int32, whether the scalar is the same in every program or not."""
-    out = both(lambda: (scalar_ops_kernel[(3,)](o := np.zeros(60, np.int64), x, y), o)[1])
+    out = both(lambda: (scalar_ops_kernel[(programs,)](o := np.zeros(20 * programs, np.int64), x, y), o)[1])
     wrap = lambda v: int(np.array(v, np.int64).astype(np.int32))  # noqa: E731
     div = lambda a, b: abs(a) // abs(b) * (1 if (a < 0) == (b < 0) else -1)  # noqa: E731
     q = div(x, y)
     want = [wrap(x + y), wrap(x - y), wrap(x * y), q, x - q * y, int(x < y), int(x >= y), int(x == y),
             div(wrap(x + y - 1), y), q]
     for got in out:
-        for p in range(3):
+        for p in range(programs):
             for i in range(2):
                 np.testing.assert_array_equal(got[p * 20 + i * 10:p * 20 + i * 10 + 10], want, err_msg=f"{p} {i}")
 
