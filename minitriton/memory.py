@@ -13,7 +13,7 @@ from . import dtypes as D
 from . import addresses, block_ptr, context, counting
 from .buffers import Buffer, _Window, window, program_view
 from .tensor import tensor, to_tensor
-from .ops import _bshape
+from .ops import _bshape, cast, Rounding
 
 
 def _cv(x):
@@ -266,8 +266,11 @@ def _like(buf):
 def values_for(pointer, value, what, unrounded_ok=False):
     """The values to store, broadcast to the pointer's rank.  With `unrounded_ok`, fp32 values
     bound for a half-precision argument come back unrounded (the caller rounds them later)."""
-    from .ops import cast, Rounding
     buf = pointer.buf
+    if type(value) is int and buf.dtype.kind == "i":  # a flag, a count: no tensor needed
+        lo, hi = D.int_range(buf.dtype)
+        if lo <= value <= hi:
+            return np.full((1,) * (len(pointer.shape) + 1), value, buf.dtype.container)
     value = to_tensor(value, _like(buf))
     if value.buf is not None:
         raise TypeError(f"tl.{what}: storing pointers is not supported")

@@ -82,7 +82,10 @@ def _alu(t: tensor):
 
 # ---------------------------------------------------------------- binary operations
 def _int_div(a, b):
+    """C's integer division (toward zero)."""
     q = np.floor_divide(a, b)
+    if type(b) is int and b > 0 and type(a) is np.ndarray and a.min() >= 0:  # the usual case: nothing to fix
+        return q
     fix = (np.remainder(a, b) != 0) & ((a < 0) != (b < 0))
     return np.where(fix, q + 1, q) if fix.any() else q
 
@@ -291,9 +294,9 @@ def _scalar_int_fast(a, b, op):
         return tensor(None, dt, (), aff=(np.array([_wrap(r, dt.bits)], np.int64), ()))
     if op in _COMPARE:
         return tensor(_NUMPY[op](xv, yv), D.int1, ())
-    if div and not np.all(yv):
+    if div and (yv == 0 if type(yv) is int else not np.all(yv)):
         return None
-    if builtins.max(np.size(xv), np.size(yv)) <= 16:  # a few programs: Python's ints are faster than numpy's calls
+    if (xv.size if type(xv) is not int else yv.size) <= 16:  # a few programs: Python's ints beat numpy's calls
         xs = xv.tolist() if type(xv) is not int else None
         ys = yv.tolist() if type(yv) is not int else None
         n = len(xs if xs is not None else ys)
@@ -308,12 +311,14 @@ def _scalar_int_fast(a, b, op):
             f = {"add": int.__add__, "sub": int.__sub__, "mul": int.__mul__}[op]
             r = [_wrap(f(x, y), bits) for x, y in pairs]
         return tensor(None, dt, (), aff=(np.array(r, np.int64), ()))
-    if div:
-        r = _int_div(xv, yv) if op == "floordiv" else np.fmod(xv, yv)
+    if op == "mod":     # |x % y| < |y|: always in range
+        return tensor(None, dt, (), aff=(np.fmod(xv, yv), ()))
+    if op == "floordiv":
+        r = _int_div(xv, yv)
+        if type(yv) is int and yv != -1:    # |x // y| <= |x|: in range
+            return tensor(None, dt, (), aff=(r, ()))
     else:
         r = _NUMPY[op](xv, yv)
-    if type(r) is not np.ndarray:
-        r = np.array([r], np.int64)
     return _affine_result(dt, (), (r, ()))
 
 
