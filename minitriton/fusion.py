@@ -286,14 +286,14 @@ def dot_loop(rng, trip, carried, steps, accs, plain, dots):
             return None
         try:
             xa, xb = load(pa), load(pb)
+            d = dot(xa, xb, acc, **kw) if form == "acc" else dot(xa, xb, **kw)
         except (Divergent, MemoryPressure):
             raise
-        except Exception:   # e.g. a tile out of bounds: the loop as written says which trip
+        except Exception:   # a tile out of bounds, operands tl.dot refuses: the loop as written says which trip
             return None
         if form == "acc":
-            results.append(dot(xa, xb, acc, **kw))
+            results.append(d)
             continue
-        d = dot(xa, xb, **kw)
         if not (isinstance(acc, tensor) and acc.buf is None and acc.dtype is d.dtype and acc.shape == d.shape):
             return None      # `acc += dot` into a narrower accumulator rounds every trip
         results.append(binary(acc, d, "add"))

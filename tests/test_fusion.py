@@ -204,3 +204,27 @@ def test_tracing_counts_every_trip():
             else:
                 assert np.array_equal(np.asarray(x[key]), np.asarray(y[key])), key
     assert counts[0][0]["trips"] > 0
+
+
+@mt.jit
+def bad_dot_kernel(a_ptr, b_ptr, c_ptr, K):
+    rows, ks = tl.arange(0, 16), tl.arange(0, 16)
+    a_ptrs = a_ptr + rows[:, None] * K + ks[None, :]
+    b_ptrs = b_ptr + ks[:, None] * 16 + rows[None, :]
+    acc = tl.zeros((16, 16), tl.float32)
+    for _ in range(0, K // 16):
+        acc += tl.dot(tl.load(a_ptrs), tl.load(b_ptrs))   # fp16 @ fp32: tl.dot refuses
+        a_ptrs += 16
+        b_ptrs += 16 * 16
+    tl.store(c_ptr + rows[:, None] * 16 + rows[None, :], acc)
+
+
+def test_an_error_names_the_trip_shapes_as_written():
+    a, _ = _operands(16, 16, 64, seed=8)
+    b = np.ones((64, 16), np.float32)
+    messages = []
+    for ctx in (fusion.disabled, lambda: __import__("contextlib").nullcontext()):
+        with ctx(), pytest.raises(TypeError) as e:
+            bad_dot_kernel[(1,)](a, b, np.zeros((16, 16), np.float32), 64)
+        messages.append(str(e.value))
+    assert messages[0] == messages[1] and "same dtype" in messages[0]
