@@ -13,7 +13,7 @@ import time
 
 from .records import Record, RecordLog, latest_per_config
 from .space import as_config
-from .tuners import make_tuner
+from .tuners import default_tuner, make_tuner
 
 
 class NoValidConfig(RuntimeError):
@@ -68,8 +68,9 @@ def tune(task, tuner=None, budget: int | None = None, seed: int = 0, measurer=No
          progress: bool | None = None, remeasure=None, parallel=None, devices: int = 1) -> TuneResult:
     """Tune `task` (a Task) and return the best config found.
 
-    `tuner`: "ansor" (the default for a space), "autotvm", "exhaustive" (the default for a
-    config list; walks the whole space otherwise), "random", "grid", or a Tuner; `budget`: most measurements (default: everything the tuner proposes); `log`: records
+    `tuner`: "ansor", "autotvm", "bayes", "bayes_ansor", "exhaustive", "random", "grid", or a
+    Tuner; by default (tuners.default_tuner) exhaustive for a config list, Ansor for a kernel that
+    states its launch profile or a large space, bayes_ansor for a small space known by its knobs; `budget`: most measurements (default: everything the tuner proposes); `log`: records
     are appended here as they are measured; `resume`: records of an earlier, interrupted run:
     when the tuner proposes a config they hold, the record stands in for measuring it (the
     noise stream advanced as measuring did), so a resumed tuning takes exactly the steps an
@@ -104,7 +105,7 @@ class Tuning:
         if isinstance(devices, bool) or not isinstance(devices, int) or devices < 1:
             raise ValueError(f"tune: devices must be a positive int (simulated GPUs measuring at once), got {devices!r}")
         if tuner is None:
-            tuner = "exhaustive" if configs is not None else "ansor"
+            tuner = default_tuner(task, task.space, configs)
         if measurer is None and hasattr(task.device, "measurer"):
             measurer = task.device.measurer(seed)  # a device that answers from records (minitriton.replay)
         if measurer is None:

@@ -41,13 +41,28 @@ def test_a_real_gpus_space_its_failures_and_its_noise():
 
 
 @needs_data
-@pytest.mark.parametrize("tuner", ["random", "grid", "autotvm", "ansor"])
+@pytest.mark.parametrize("tuner", ["random", "grid", "autotvm", "ansor", "bayes", "bayes_ansor"])
 def test_every_tuner_runs_on_a_replayed_space(tuner):
     task = Replay(PNPOLY).task()
     result = tune(task, tuner, budget=40, seed=1)
     assert result.measured == 40 and all(c in task.space for c in (r.config for r in result.history))
     truth = oracle(task)
     assert truth.best_time / truth.time_of(result.best_config) > 0.5
+
+
+@needs_data
+def test_the_default_tuner_follows_what_is_known_of_the_space():
+    """A recorded landscape is small and known only by its knobs: a GP, then Ansor; a kernel that
+    states its launch profile keeps Ansor (program features); a config list is walked."""
+    from autotune.tuners import default_tuner
+    from kernels.shapes import SHAPES
+    assert default_tuner(Replay(PNPOLY).task(), Replay(PNPOLY).task().space) == "bayes_ansor"
+    matmul = Task(kernels.matmul, **SHAPES["small"])
+    assert default_tuner(matmul, matmul.space) == "ansor"
+    assert default_tuner(matmul, matmul.space, configs=[]) == "exhaustive"
+    result = tune(Replay(PNPOLY).task(), budget=30, seed=2)   # no tuner named: the default's records
+    named = tune(Replay(PNPOLY).task(), "bayes_ansor", budget=30, seed=2)
+    assert [r.config for r in result.history] == [r.config for r in named.history]
 
 
 def test_hypogpu_landscapes_and_records_round_trip(tmp_path):

@@ -12,8 +12,27 @@ from .random import RandomTuner
 from .grid import GridTuner
 from .autotvm import AutoTVMTuner
 from .ansor import AnsorTuner
+from .bayes import BayesTuner
+from .staged import StagedTuner, BayesAnsorTuner
 
-TUNERS = {"exhaustive": ExhaustiveTuner, "random": RandomTuner, "grid": GridTuner, "autotvm": AutoTVMTuner, "ansor": AnsorTuner}
+TUNERS = {"exhaustive": ExhaustiveTuner, "random": RandomTuner, "grid": GridTuner, "autotvm": AutoTVMTuner, "ansor": AnsorTuner,
+          "bayes": BayesTuner, "bayes_ansor": BayesAnsorTuner}
+
+
+SMALL_SPACE = 100_000  # points in a space's product up to which a GP's cubic cost stays cheap
+
+
+def default_tuner(task=None, space=None, configs=None) -> str:
+    """The tuner used when none is named: "exhaustive" for a config list; "ansor" where the
+    kernel states its launch profile (program features) or the space is large; "bayes_ansor"
+    for a small space known only by its knobs (a real GPU's recorded landscape, a traced kernel's
+    few meta-parameters), where a Gaussian process finds good regions in a few dozen measurements."""
+    if configs is not None:
+        return "exhaustive"
+    from .. import features as F
+    if space is None or (task is not None and F.can_state(task)) or space.size > SMALL_SPACE:
+        return "ansor"
+    return "bayes_ansor"
 
 
 def make_tuner(tuner, space=None, configs=None, seed: int = 0, task=None) -> Tuner:
@@ -34,4 +53,4 @@ def make_tuner(tuner, space=None, configs=None, seed: int = 0, task=None) -> Tun
     return fresh
 
 
-__all__ = ["Tuner", "ExhaustiveTuner", "RandomTuner", "GridTuner", "AutoTVMTuner", "AnsorTuner", "TUNERS", "make_tuner"]
+__all__ = ["Tuner", "ExhaustiveTuner", "RandomTuner", "GridTuner", "AutoTVMTuner", "AnsorTuner", "BayesTuner", "StagedTuner", "BayesAnsorTuner", "TUNERS", "make_tuner", "default_tuner"]

@@ -1,0 +1,65 @@
+"""One search handed from tuner to tuner: each proposes for its share of the measurements, and
+every one of them is told every measurement, so the next starts where the last left off.
+
+The default for small spaces known only by their knobs is "bayes_ansor": a Gaussian process
+for the first 100 measurements (it finds good regions of a real GPU's landscape in a few dozen,
+where a tree model is still guessing), then Ansor's evolutionary search, warm-started by all of
+them (a GP settles on its best region; Ansor's population keeps crossing to others).  Measured
+on the three real landscapes of issue 12 (benchmarks/replay.py).
+"""
+from __future__ import annotations
+
+import functools
+
+from .ansor import AnsorTuner
+from .base import Tuner
+from .bayes import BayesTuner
+
+
+class StagedTuner(Tuner):
+    name = "staged"
+    stages: tuple = ()      # (Tuner class or factory(space, configs, seed), measurements it proposes or None for the rest)
+
+    def __init__(self, space=None, configs=None, seed=0):
+        super().__init__(space, configs, seed)
+        self.tuners = [cls(space, configs, seed) for cls, _ in self.stages]
+        self.measured = 0
+
+    def settings(self) -> dict:
+        return {"tuner": self.name, "seed": self.seed}
+
+    def _share(self):
+        """Every stage sees the space, config list and task this one was given."""
+        for t in self.tuners:
+            t.task = self.task
+            if t.space is None and t.configs is None:
+                t.space, t.configs = self.space, self.configs
+
+    def update(self, records):
+        records = list(records)
+        super().update(records)
+        self._share()
+        self.measured += len(records)
+        for t in self.tuners:
+            t.update(records)
+
+    def next_batch(self, n):
+        self._share()
+        out, start = [], 0
+        for t, (_, count) in zip(self.tuners, self.stages):
+            end = None if count is None else start + count
+            if end is None or self.measured < end:
+                out = t.next_batch(n if end is None else min(n, end - self.measured))
+                if out or end is None:
+                    break
+            start = end
+        for t in self.tuners:
+            t.seen.update(out)
+        self.seen.update(out)
+        return out
+
+
+class BayesAnsorTuner(StagedTuner):
+    name = "bayes_ansor"
+    # Ansor on the knobs, as the GP sees them (no program features to warn about)
+    stages = ((BayesTuner, 100), (functools.partial(AnsorTuner, features="knob"), None))
