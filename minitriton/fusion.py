@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import context, language
+from .hoisting import reads
 from .dot import dot
 from .memory import load
 from .ops import _Range, _uniform_int, binary
@@ -200,14 +201,7 @@ class _Recogniser:
 
 
 def _count_reads(stmts, name) -> int:
-    n = 0
-    for s in stmts:
-        for x in ast.walk(s):
-            if isinstance(x, ast.Name) and x.id == name and isinstance(x.ctx, ast.Load):
-                n += 1
-            elif isinstance(x, ast.AugAssign) and isinstance(x.target, ast.Name) and x.target.id == name:
-                n += 1
-    return n
+    return sum(reads(s, name) for s in stmts)
 
 
 def _reads_per_trip(p: _Plan, name) -> int:

@@ -47,6 +47,17 @@ def analyser(fdef: ast.FunctionDef, globals_: dict) -> "_Hoister":
     return _Hoister(globals_, local)
 
 
+def reads(node, name) -> int:
+    """How many times `node` reads `name` (an augmented assignment reads its target)."""
+    n = 0
+    for x in ast.walk(node):
+        if isinstance(x, ast.Name) and x.id == name and isinstance(x.ctx, ast.Load):
+            n += 1
+        elif isinstance(x, ast.AugAssign) and isinstance(x.target, ast.Name) and x.target.id == name:
+            n += 1
+    return n
+
+
 def _bound(nodes) -> set:
     """Every name a statement list may bind, however deeply (walrus and nested functions too)."""
     out = set()

@@ -17,6 +17,7 @@ import textwrap
 import types
 
 from . import control, fusion, hoisting
+from .hoisting import reads as _reads
 
 _HELPER = "__mt"
 _FUSION = "__mt_fusion"
@@ -48,17 +49,6 @@ def _assigned(nodes) -> list[str]:
     for n in nodes:
         Visitor().visit(n)
     return out
-
-
-def _reads(node, name) -> int:
-    """How many times `node` reads `name` (an augmented assignment reads its target)."""
-    n = 0
-    for x in ast.walk(node):
-        if isinstance(x, ast.Name) and x.id == name and isinstance(x.ctx, ast.Load):
-            n += 1
-        elif isinstance(x, ast.AugAssign) and isinstance(x.target, ast.Name) and x.target.id == name:
-            n += 1
-    return n
 
 
 def _binds(target, name) -> bool:
@@ -354,7 +344,7 @@ def lower(fn) -> types.CodeType | None:
     local_names = (set(params) | set(_assigned(fdef.body))) - skip
     loads = load_counts(fdef)
     fuse = fusion._Recogniser(analysis.resolve, analysis.local.__contains__, lambda e: analysis.pure(e, set())[0],
-                              lambda name, loop: loads.get(name, 0) > fusion._count_reads(loop.body, name))
+                              lambda name, loop: loads.get(name, 0) > sum(_reads(s, name) for s in loop.body))
     lowered = _Lower(frame, skip, loads, local_names, fuse).block(fdef.body)
     fdef.body = [
         ast.Assign(targets=[ast.Name(frame, ast.Store())], value=_call("Frame")),
