@@ -14,15 +14,13 @@ and multiplies once).  What it costs in an interpreter is the trips: a dozen Pyt
 operations each.  When each trip's tiles continue the last one's along K (the pointer steps by
 the tile's own extent) and no mask switches a lane off, the trips together load one tile
 BLOCK_K x trips wide: this module loads that and makes one dot of it, the product the chain of
-the separate trips would have computed (the same BLAS call, so the same bits).  When the tiles
-are not one window (rows wrapped with `% M`, a step of two tiles), the trips' pointers are laid
-side by side and gathered in one load: the copies the chain would have put together.
+the separate trips would have computed (the same BLAS call, so the same bits).
 
 Lowering (lowering.py) recognises such loops in the syntax tree (`plan`) and puts a call to
 `dot_loop` before them; at run time it fuses the leading trips whose masks are all true and
 hands the rest (usually none: a ragged K tail) to the ordinary loop.  Anything it cannot prove
-equivalent, it leaves to the ordinary loop: bounds that differ between programs, steps that
-differ between programs, tracing (whose counts must see every trip).
+equivalent, it leaves to the ordinary loop: bounds that differ between programs, steps that do
+not tile K, pointers that are not affine, tracing (whose counts must see every trip).
 """
 from __future__ import annotations
 
@@ -265,7 +263,7 @@ def dot_loop(rng, trip, carried, steps, accs, plain, dots):
         return None
     r = rng._r
     incs = [_uniform_int(s) for s in steps]
-    if len(r) < 2 or any(i is None for i in incs) or not all(_pointer(p) for p in carried):
+    if len(r) < 2 or any(i is None for i in incs) or not all(_affine_pointer(p) for p in carried):
         return None
     if trip is None:
         n, first, delta = len(r), [carried[x] for x in plain], [incs[x] for x in plain]
@@ -299,8 +297,8 @@ def dot_loop(rng, trip, carried, steps, accs, plain, dots):
     return (*moved, *results, rest)
 
 
-def _pointer(p) -> bool:
-    return isinstance(p, tensor) and p.buf is not None and p.lazy is None
+def _affine_pointer(p) -> bool:
+    return isinstance(p, tensor) and p.buf is not None and p.aff is not None
 
 
 def _fusable_trips(r, trip, carried, incs):
@@ -315,7 +313,7 @@ def _fusable_trips(r, trip, carried, incs):
             raise
         except Exception:   # the loop as written raises it at this trip
             return t, first, delta
-        if not all(_all_true(m) for _, m in got) or not all(_pointer(p) for p, _ in got):
+        if not all(_all_true(m) for _, m in got) or not all(_affine_pointer(p) for p, _ in got):
             return t, first, delta
         ptrs = [p for p, _ in got]
         if t == 0:
@@ -339,35 +337,20 @@ def _all_true(m) -> bool:
 
 def _uniform_step(p0, p1):
     """p1 - p0 when it is one integer for every lane of every program, else None."""
-    if p0.buf is not p1.buf or p0.shape != p1.shape:
+    if p0.buf is not p1.buf or p0.shape != p1.shape or p0.aff[1] != p1.aff[1]:
         return None
-    if p0.aff is not None and p1.aff is not None:
-        if p0.aff[1] != p1.aff[1]:
-            return None
-        d = p1.aff[0] - p0.aff[0]
-    else:
-        d = (p1.v - p0.v).reshape(-1)
+    d = p1.aff[0] - p0.aff[0]
     return int(d[0]) if d.size and (d == d[0]).all() else None
 
 
-GATHER_AT_MOST = 1 << 24  # offsets of an extended block that is not one window (16M int64: 128 MB)
-
-
 def _extended(p, delta, axis, n):
-    """The pointer block of n consecutive trips' tiles side by side along `axis` (tile t at
-    p + t * delta): one strided window when each step moves a tile exactly its own extent,
-    else the trips' offsets laid side by side (a gather: the values the chain of trips copies
-    together); None when that would be too large."""
+    """The pointer block of n consecutive tiles along `axis`, when stepping by `delta` moves a
+    tile exactly its own extent along that axis; else None."""
     if p is None or delta is None or len(p.shape) < 2:
         return None
     d = axis % len(p.shape)
-    shape = p.shape[:d] + (p.shape[d] * n,) + p.shape[d + 1:]
-    if p.aff is not None:
-        c, steps = p.aff
-        if p.shape[d] > 1 and steps[d] != 0 and steps[d] * p.shape[d] == delta:
-            return tensor(None, p.dtype, shape, aff=(c, steps), buf=p.buf)
-    v = p.v
-    if v.size * n > GATHER_AT_MOST:
+    c, steps = p.aff
+    if p.shape[d] < 2 or steps[d] == 0 or steps[d] * p.shape[d] != delta:
         return None
-    off = np.concatenate([v + t * delta for t in range(n)], axis=d + 1)
-    return tensor(off, p.dtype, shape, buf=p.buf)
+    shape = p.shape[:d] + (p.shape[d] * n,) + p.shape[d + 1:]
+    return tensor(None, p.dtype, shape, aff=(c, steps), buf=p.buf)
