@@ -263,6 +263,11 @@ def _wrap(v: int, bits: int) -> int:
     return (v + half) % (half << 1) - half
 
 
+def _c_div(x: int, y: int) -> int:
+    """C's integer division of Python ints (toward zero)."""
+    return builtins.abs(x) // builtins.abs(y) * (1 if (x < 0) == (y < 0) else -1)
+
+
 def _scalar_int_fast(a, b, op):
     """Scalar index arithmetic between signed integers (`tl.cdiv(N, BN)`, `tile // tiles_n`,
     `tile < first + count`): a loop's bookkeeping, done on the per-program values directly.
@@ -287,7 +292,7 @@ def _scalar_int_fast(a, b, op):
         if div:
             if yv == 0:
                 return None
-            q = builtins.abs(xv) // builtins.abs(yv) * (1 if (xv < 0) == (yv < 0) else -1)
+            q = _c_div(xv, yv)
             r = q if op == "floordiv" else xv - q * yv
         else:
             r = xv + yv if op == "add" else xv - yv if op == "sub" else xv * yv
@@ -303,10 +308,9 @@ def _scalar_int_fast(a, b, op):
         pairs = zip(xs if xs is not None else [xv] * n, ys if ys is not None else [yv] * n)
         bits = dt.bits
         if op == "floordiv":
-            r = [_wrap(builtins.abs(x) // builtins.abs(y) * (1 if (x < 0) == (y < 0) else -1), bits) for x, y in pairs]
+            r = [_wrap(_c_div(x, y), bits) for x, y in pairs]
         elif op == "mod":
-            r = [_wrap(x - builtins.abs(x) // builtins.abs(y) * (1 if (x < 0) == (y < 0) else -1) * y, bits)
-                 for x, y in pairs]
+            r = [_wrap(x - _c_div(x, y) * y, bits) for x, y in pairs]
         else:
             f = {"add": int.__add__, "sub": int.__sub__, "mul": int.__mul__}[op]
             r = [_wrap(f(x, y), bits) for x, y in pairs]
