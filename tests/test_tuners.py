@@ -89,3 +89,39 @@ def test_bayes_refuses_bad_settings():
         BayesTuner(space=SPACE, initial=1)
     with pytest.raises(ValueError, match="batch must be a positive int"):
         BayesTuner(space=SPACE, batch=0)
+
+
+def test_bayes_places_sizes_by_their_logarithm():
+    from autotune.tuners.bayes import encode
+    assert np.allclose(encode([16, 32, 64, 128]), [0, 1 / 3, 2 / 3, 1])        # sizes: log scale
+    assert np.allclose(encode([0, 1, 2, 4]), [0, 0.25, 0.5, 1])                # a zero: by value
+    assert np.allclose(encode([3, 4, 5]), [0, 0.5, 1])                         # within 2x: by value
+    assert np.allclose(encode(["row", "col", "tile"]), [0, 0.5, 1])            # names: by position
+    assert np.allclose(encode([True, False]), [0, 1])
+    assert np.allclose(encode([7]), [0])
+
+
+def test_bayes_alternates_a_trust_region_around_the_best_with_global_rounds():
+    """Odd model rounds stay within `radius` knob changes of the best measured config (one at
+    first, one more after LOCAL_PATIENCE measurements without improvement); even rounds may go
+    anywhere."""
+    from autotune.records import Record
+    from autotune.tuners import BayesTuner
+    tuner = BayesTuner(space=SPACE, seed=3)
+    changes = lambda a, b: sum(a.all_kwargs()[k] != b.all_kwargs()[k] for k in SPACE.names)
+    measured, radii, far_in_global = {}, [], 0
+    for _ in range(60):
+        before = tuner.rounds
+        (config,) = tuner.next_batch(1)
+        if tuner.rounds > before:                                   # a model round
+            best = min((c for c in measured if np.isfinite(measured[c])), key=measured.get)
+            if tuner.rounds % 2:
+                assert changes(config, best) <= tuner.radius, (config, best, tuner.radius)
+                radii.append(tuner.radius)
+            else:
+                far_in_global += changes(config, best) > 1
+        t = TIMES[SPACE.flat_index(config)]
+        measured[config] = t
+        tuner.update([Record(config, [float(t)] if np.isfinite(t) else [], None if np.isfinite(t) else "failed")])
+    assert radii[0] == 1 and max(radii) > 1        # one change at first, more when stuck
+    assert far_in_global > 0                       # global rounds leave the neighbourhood
