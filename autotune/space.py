@@ -79,20 +79,59 @@ class Space:
         self.names = list(self.knobs)
         self.sizes = [len(v) for v in self.knobs.values()]
         self.constraint = constraint
+        self.members = None     # flat indices of the valid points, when known up front (see listed)
+
+    @classmethod
+    def listed(cls, knobs: Mapping[str, Sequence], points) -> "Space":
+        """A space whose valid points are known up front, as tuples of knob values in knob order
+        (a recorded landscape: a real space is often a few per cent of its product).  Counting,
+        enumerating and sampling it then cost what the list costs, not what the product does."""
+        space = cls(knobs)
+        where = [{v: i for i, v in enumerate(vals)} for vals in space.knobs.values()]
+        try:
+            idx = [[w[v] for w, v in zip(where, p)] for p in points]
+        except (KeyError, TypeError):
+            raise ValueError("Space.listed: every point must give one value of each knob, in knob order "
+                             f"{space.names}") from None
+        flat = np.ravel_multi_index(np.array(idx, np.int64).T, space.sizes) if idx else np.zeros(0, np.int64)
+        space.members = np.unique(flat)
+        keep = {tuple(p) for p in points}
+        space.constraint = lambda cfg: tuple(cfg[k] for k in space.names) in keep
+        return space
 
     @property
     def size(self) -> int:
         """Points in the product (before the constraint)."""
         return math.prod(self.sizes)
 
+    @property
+    def size_bound(self) -> int:
+        """Points a tuner may have to consider, found without running the constraint: the listed
+        ones when known, else the whole product."""
+        return self.size if self.members is None else int(self.members.size)
+
     def __len__(self):
+        if self.members is not None:
+            return int(self.members.size)
         return self.size if self.constraint is None else sum(1 for _ in self)
 
     def __iter__(self):
+        if self.members is not None:
+            yield from (self.config(i) for i in self.members.tolist())
+            return
         for idx in itertools.product(*(range(n) for n in self.sizes)):
             cfg = self.point(idx)
             if self.constraint is None or self.constraint(cfg):
                 yield as_config(cfg)
+
+    def valid_flat(self) -> np.ndarray:
+        """Flat indices (ascending) of the points the constraint keeps."""
+        if self.members is not None:
+            return self.members
+        if self.constraint is None:
+            return np.arange(self.size, dtype=np.int64)
+        return np.fromiter((i for i in range(self.size) if self.constraint(
+            self.point(np.unravel_index(i, self.sizes)))), np.int64)
 
     def point(self, idx: Sequence[int]) -> dict:
         return {k: self.knobs[k][i] for k, i in zip(self.names, idx)}
@@ -131,6 +170,11 @@ class Space:
             cfg = self.point(idx)
             if self.constraint is None or self.constraint(cfg):
                 out.append(as_config(cfg))
+        if len(out) < n and self.members is not None:  # a sparse listed space: the rest from its list
+            taken = {self.flat_index(c) for c in out}
+            rest = np.setdiff1d(self.members, np.fromiter(taken, np.int64, len(taken)))
+            pick = rng.choice(rest, size=min(n - len(out), rest.size), replace=False)
+            out += [self.config(i) for i in pick.tolist()]
         return out
 
     def neighbors(self, cfg) -> list[Config]:

@@ -6,7 +6,8 @@ real GPU), so tuners are judged on landscapes nobody here designed.
     truth = oracle(task)                                   # the recorded mean times
 
 A config of the space is a point of the file's `tune_params` that the file holds (an absent
-one broke the kernel's restrictions).  Measuring it returns recorded repeat times, drawn with
+one broke the kernel's restrictions); the space lists them (`Space.listed`), so a file that
+keeps a few per cent of a large product counts, samples and tunes as the small space it is.  Measuring it returns recorded repeat times, drawn with
 the measurement seed, so the noise is the real GPU's; the simulated clock advances by the
 recorded compile and benchmark times.  A failed config (`time` a string such as
 "RuntimeFailedConfig") is a failed measurement.  The oracle is the recorded mean `time`.
@@ -81,7 +82,7 @@ class Replay:
             self.records[point] = entry
         if not any(_ok(e) for e in self.records.values()):
             raise ReplayFileError(f"Replay: {self.path}: no config ran (every time is a failure)")
-        self.space = Space(self.values, constraint=lambda cfg: tuple(cfg[k] for k in self.params) in self.records)
+        self.space = Space.listed(self.values, list(self.records))
         self._digest = hashlib.sha256(self.path.read_bytes()).hexdigest()[:16]
 
     def __repr__(self):

@@ -19,18 +19,20 @@ TUNERS = {"exhaustive": ExhaustiveTuner, "random": RandomTuner, "grid": GridTune
           "bayes": BayesTuner, "bayes_ansor": BayesAnsorTuner}
 
 
-SMALL_SPACE = 100_000  # points in a space's product up to which a GP's cubic cost stays cheap
+SMALL_SPACE = 100_000  # points (listed ones, else the product's) up to which a GP's cost stays cheap
 
 
 def default_tuner(task=None, space=None, configs=None) -> str:
     """The tuner used when none is named: "exhaustive" for a config list; "ansor" where the
-    kernel states its launch profile (program features) or the space is large; "bayes_ansor"
+    kernel states its launch profile (program features) or the space is large (its listed points
+    for a recorded landscape, whose restrictions often keep a few per cent of the product; else
+    the product); "bayes_ansor"
     for a small space known only by its knobs (a real GPU's recorded landscape, a traced kernel's
     few meta-parameters), where a Gaussian process finds good regions in a few dozen measurements."""
     if configs is not None:
         return "exhaustive"
     from .. import features as F
-    if space is None or (task is not None and F.can_state(task)) or space.size > SMALL_SPACE:
+    if space is None or (task is not None and F.can_state(task)) or space.size_bound > SMALL_SPACE:
         return "ansor"
     return "bayes_ansor"
 

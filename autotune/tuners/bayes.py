@@ -187,13 +187,10 @@ class BayesTuner(Tuner):
             pos = np.array([[d.index(c.all_kwargs().get(k)) for k, d in zip(names, domains)] for c in pool], np.int64)
             self.rows = list(pool)
         else:
-            if self.space.size > ENUMERATE_UP_TO:
+            if self.space.size_bound > ENUMERATE_UP_TO:
                 raise ValueError(f"the bayes tuner needs a space of at most {ENUMERATE_UP_TO:,} points, got "
-                                 f"{self.space.size:,}; use ansor")
-            flat = np.arange(self.space.size)
-            if self.space.constraint is not None:
-                flat = np.array([i for i in flat.tolist() if self.space.constraint(
-                    self.space.point(np.unravel_index(i, self.space.sizes)))], np.int64)
+                                 f"{self.space.size_bound:,}; use ansor")
+            flat = self.space.valid_flat()
             domains = list(self.space.knobs.values())
             pos = np.stack(np.unravel_index(flat, self.space.sizes), axis=1) if flat.size else \
                 np.zeros((0, len(domains)), np.int64)
