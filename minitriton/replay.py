@@ -82,7 +82,12 @@ class Replay:
             self.records[point] = entry
         if not any(_ok(e) for e in self.records.values()):
             raise ReplayFileError(f"Replay: {self.path}: no config ran (every time is a failure)")
-        self.space = Space.listed(self.values, list(self.records))
+        try:
+            self.space = Space.listed(self.values, list(self.records))
+        except ValueError:
+            stray = next(p for p in self.records if any(v not in self.values[k] for k, v in zip(keys, p)))
+            raise ReplayFileError(f"Replay: {self.path}: the entry {stray} has a value outside tune_params "
+                                  f"{self.values}") from None
         self._digest = hashlib.sha256(self.path.read_bytes()).hexdigest()[:16]
 
     def __repr__(self):
