@@ -219,7 +219,9 @@ class BayesTuner(Tuner):
 
     def next_batch(self, n):
         self._setup()
-        free = np.array([r for r in range(len(self.x)) if r not in self.times and r not in self.proposed], np.int64)
+        open_ = np.ones(len(self.x), bool)
+        open_[list(self.times) + list(self.proposed)] = False
+        free = np.flatnonzero(open_)
         if free.size == 0:
             return []
         ok = [(r, t) for r, t in self.times.items() if math.isfinite(t)]
