@@ -80,8 +80,9 @@ def to_reach(curve, share=0.99):
     return int(hit[0]) + 1 if hit.size else None
 
 
-def plot_curves(curves: dict, path: str, ylabel="% of optimum"):
-    """curves[(panel, label)] = array over measurements: one panel per task, one line per tuner."""
+def plot_curves(curves: dict, path: str, ylabel="% of optimum", marks: dict | None = None):
+    """curves[(panel, label)] = array over measurements: one panel per task, one line per tuner;
+    marks[(panel, label)] = (measurements, shares): points quoted from elsewhere, drawn as markers."""
     import numpy as np
     import matplotlib
     matplotlib.use("Agg")
@@ -92,6 +93,9 @@ def plot_curves(curves: dict, path: str, ylabel="% of optimum"):
         for (p, label), curve in curves.items():
             if p == panel:
                 ax.plot(np.arange(1, len(curve) + 1), 100 * np.asarray(curve), label=label)
+        for (p, label), (xs, ys) in (marks or {}).items():
+            if p == panel:
+                ax.plot(xs, 100 * np.asarray(ys), "k*", label=label)
         ax.set(xscale="log", title=panel, xlabel="measurements")
     np.atleast_1d(axes)[0].set_ylabel(ylabel)
     np.atleast_1d(axes)[0].legend(fontsize=8)
