@@ -73,6 +73,13 @@ def _curve(job):
     return share_curve(task, tuner, budget, seed, truth)[0]
 
 
+def replay_curves(jobs) -> dict:
+    """{(path, tuner, budget, seed): share-of-optimum curve} for recorded files, one job per
+    process on every core (each seeded, so the numbers do not depend on how many)."""
+    with ProcessPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        return dict(zip(jobs, pool.map(_curve, jobs)))
+
+
 def run(quick: bool, plot: str | None = None) -> str:
     files = sorted(DATA.glob("*.json*"))
     if not files:
@@ -80,8 +87,7 @@ def run(quick: bool, plot: str | None = None) -> str:
     budget = 100 if quick else 400
     seeds = range(5 if quick else 20)
     jobs = [(str(path), tuner, budget, s) for path in files for tuner in TUNERS for s in seeds]
-    with ProcessPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
-        done = dict(zip(jobs, pool.map(_curve, jobs)))
+    done = replay_curves(jobs)
     rows, verdict, drawn, marks = [], [], {}, {}
     for path in files:
         name = path.name.split(".json")[0]
