@@ -65,11 +65,8 @@ def test_the_default_tuner_follows_what_is_known_of_the_space():
     assert [r.config for r in result.history] == [r.config for r in named.history]
 
 
-def test_a_sparse_recorded_space_is_judged_by_its_configs_not_its_product(tmp_path):
-    """Kernel Tuner's restrictions often keep a few per cent of the product: 300 configs of a
-    279,936-point product are a small space for the GP, which sets up from the list."""
-    from autotune.tuners import SMALL_SPACE, default_tuner
-    from autotune import Space
+def _sparse_file(folder):
+    """300 configs of a 279,936-point product (7 knobs of 6 sizes), the time set by three knobs."""
     values = [1, 2, 4, 8, 16, 32]
     params = {f"p{j}": values for j in range(7)}
     rng = np.random.default_rng(5)
@@ -78,8 +75,17 @@ def test_a_sparse_recorded_space_is_judged_by_its_configs_not_its_product(tmp_pa
         point = [int(v) for v in rng.choice(values, 7)]
         time = 1.0 + sum((np.log2(v) - 2) ** 2 for v in point[:3]) + 0.1 * rng.random()
         cache[",".join(map(str, point))] = {**dict(zip(params, point)), "time": time, "times": [time]}
-    path = tmp_path / "sparse.json"
+    path = folder / "sparse.json"
     path.write_text(json.dumps({"tune_params_keys": list(params), "tune_params": params, "cache": cache}))
+    return path, params
+
+
+def test_a_sparse_recorded_space_is_judged_by_its_configs_not_its_product(tmp_path):
+    """Kernel Tuner's restrictions often keep a few per cent of the product: 300 configs of a
+    279,936-point product are a small space for the GP, which sets up from the list."""
+    from autotune.tuners import SMALL_SPACE, default_tuner
+    from autotune import Space
+    path, params = _sparse_file(tmp_path)
     task = Replay(path).task()
     assert task.space.size == 6 ** 7 > SMALL_SPACE and len(task.space) == 300
     assert default_tuner(task, task.space) == "bayes_ansor"
@@ -88,6 +94,23 @@ def test_a_sparse_recorded_space_is_judged_by_its_configs_not_its_product(tmp_pa
     assert result.measured == 40 and all(c in task.space for c in (r.config for r in result.history))
     truth = oracle(task)
     assert truth.best_time / truth.time_of(result.best_config) > 0.8
+
+
+def test_ansor_evolves_a_sparse_recorded_space_within_its_configs(tmp_path):
+    """On the product, nearly every mutation of a listed config leaves the file (0.1 % of it is
+    listed), so the evolved candidates would be almost all unmeasurable; searched as its list,
+    every candidate Ansor scores is a config the file holds."""
+    from autotune.records import Record
+    from autotune.tuners import AnsorTuner
+    task = Replay(_sparse_file(tmp_path)[0]).task()
+    truth = oracle(task)
+    tuner = AnsorTuner(space=task.space, seed=0)
+    tuner.task = task
+    while len(tuner.seen) < 40:
+        batch = tuner.next_batch(8)
+        tuner.update([Record(c, [truth.time_of(c)], None) for c in batch])
+    scored = tuner._evolve()
+    assert len(scored) >= 100 and all(tuner._config(i) in task.space for i in scored)
 
 
 def test_hypogpu_landscapes_and_records_round_trip(tmp_path):

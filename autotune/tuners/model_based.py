@@ -17,6 +17,7 @@ from .. import features as F
 from ..model import CostModel, GatedModel, throughput, OBJECTIVES
 
 FEATURE_CACHE = 1_000_000
+SPARSE = 0.1  # a listed space holding less of its product than this is searched as its list of configs
 
 
 class ModelBasedTuner(Tuner):
@@ -51,8 +52,10 @@ class ModelBasedTuner(Tuner):
     def _setup(self):
         if self._x is not None:
             return
-        if self.configs is not None:
-            self.pool = list(self.configs)
+        listed = self.space is not None and self.space.members is not None and \
+            self.space.members.size < SPARSE * self.space.size
+        if self.configs is not None or listed:
+            self.pool = list(self.configs) if self.configs is not None else list(self.space)
             self.where = {c: i for i, c in enumerate(self.pool)}
             self.size = len(self.pool)
         else:
