@@ -73,6 +73,12 @@ def _curve(job):
     return share_curve(task, tuner, budget, seed, truth)[0]
 
 
+def median_cells(pct: np.ndarray, budgets) -> tuple[np.ndarray, list]:
+    """The median over seeds (rows) of % curves, and "median (q1-q3)" at each budget."""
+    med, q1, q3 = (np.percentile(pct, q, 0) for q in (50, 25, 75))
+    return med, [f"{med[b - 1]:.1f} ({q1[b - 1]:.1f}-{q3[b - 1]:.1f})" for b in budgets]
+
+
 def replay_curves(jobs) -> dict:
     """{(path, tuner, budget, seed): share-of-optimum curve} for recorded files, one job per
     process on every core (each seeded, so the numbers do not depend on how many)."""
@@ -99,14 +105,13 @@ def run(quick: bool, plot: str | None = None) -> str:
         for tuner in TUNERS:
             curves = np.stack([done[(str(path), tuner, budget, s)] for s in seeds])
             pct = 100 * curves
-            med, q1, q3 = np.median(pct, 0), np.percentile(pct, 25, 0), np.percentile(pct, 75, 0)
+            med, cells = median_cells(pct, [b for b in BUDGETS if b <= budget])
             worst = float(np.max(truth.times[truth.legal]))  # before anything ran: the worst config
             sc = np.median([score(np.where(c > 0, best / np.maximum(c, 1e-300), worst), expected, best)
                             for c in curves])
             ours[tuner] = med
             drawn[(name, tuner)] = med / 100
-            rows.append([name, tuner, *(f"{med[b - 1]:.1f} ({q1[b - 1]:.1f}-{q3[b - 1]:.1f})" for b in BUDGETS
-                                        if b <= budget), f"{sc:.2f}"])
+            rows.append([name, tuner, *cells, f"{sc:.2f}"])
         from autotune.tuners import default_tuner
         default = default_tuner(task, task.space)
         mine = ours.get(default, ours["ansor"])

@@ -19,7 +19,7 @@ import numpy as np
 
 from benchmarks import common
 from benchmarks.common import markdown, machine
-from benchmarks.replay import BUDGETS, replay_curves
+from benchmarks.replay import BUDGETS, median_cells, replay_curves
 
 SHAPES = ("wgrad", "small")
 RULES = {  # Kernel-Tuner-style restrictions on a matmul's knobs, each kept config passes all
@@ -67,11 +67,10 @@ def run(quick: bool) -> str:
         med = {}
         for tuner in tuners:
             pct = 100 * np.stack([done[(str(path), tuner, budget, s)] for s in seeds])
-            m, q1, q3 = (np.percentile(pct, q, 0) for q in (50, 25, 75))
+            m, cells = median_cells(pct, budgets)
             med[tuner] = [round(float(m[b - 1]), 1) for b in budgets]
             label = f"{tuner} (default)" if tuner == default else tuner
-            rows.append([f"{shape}: {kept:,} of {product:,}", label,
-                         *(f"{m[b - 1]:.1f} ({q1[b - 1]:.1f}-{q3[b - 1]:.1f})" for b in budgets)])
+            rows.append([f"{shape}: {kept:,} of {product:,}", label, *cells])
         verdict += [f"{shape} after {b}: {default} {d} < ansor {a}"
                     for b, d, a in zip(budgets, med[default], med["ansor"]) if d < a]
     head = ["landscape: configs kept", "tuner", *(f"% after {b} (IQR)" for b in budgets)]

@@ -219,9 +219,9 @@ class BayesTuner(Tuner):
 
     def next_batch(self, n):
         self._setup()
-        open_ = np.ones(len(self.x), bool)
-        open_[list(self.times) + list(self.proposed)] = False
-        free = np.flatnonzero(open_)
+        taken = np.zeros(len(self.x), bool)
+        taken[list(self.times) + list(self.proposed)] = True
+        free = np.flatnonzero(~taken)
         if free.size == 0:
             return []
         ok = [(r, t) for r, t in self.times.items() if math.isfinite(t)]

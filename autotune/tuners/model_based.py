@@ -52,8 +52,7 @@ class ModelBasedTuner(Tuner):
     def _setup(self):
         if self._x is not None:
             return
-        listed = self.space is not None and self.space.members is not None and \
-            self.space.members.size < SPARSE * self.space.size
+        listed = self.space is not None and self.space.size_bound < SPARSE * self.space.size
         if self.configs is not None or listed:
             self.pool = list(self.configs) if self.configs is not None else list(self.space)
             self.where = {c: i for i, c in enumerate(self.pool)}
