@@ -7,10 +7,15 @@ real GPU), so tuners are judged on landscapes nobody here designed.
 
 A config of the space is a point of the file's `tune_params` that the file holds (an absent
 one broke the kernel's restrictions); the space lists them (`Space.listed`), so a file that
-keeps a few per cent of a large product counts, samples and tunes as the small space it is.  Measuring it returns recorded repeat times, drawn with
-the measurement seed, so the noise is the real GPU's; the simulated clock advances by the
-recorded compile and benchmark times.  A failed config (`time` a string such as
-"RuntimeFailedConfig") is a failed measurement.  The oracle is the recorded mean `time`.
+keeps a few per cent of a large product counts, samples and tunes as the small space it is.
+Measuring it returns recorded repeat times, drawn with the measurement seed, so the noise is
+the real GPU's; the simulated clock advances by the recorded compile and benchmark times.  A
+failed config (`time` a string such as "RuntimeFailedConfig", or older versions' 1e20) is a
+failed measurement.  The oracle is the recorded mean `time`.
+
+Files are read the way Kernel Tuner reads them: one left open by a run that stopped (or is
+still going) is closed, without a last entry cut short, and an entry without its parameter
+values is placed by its key.
 
 Some files' objective is not the kernel time alone (pnpoly's `time` includes host work and is
 about 100-1000x the mean of its `times`): there the repeats are scaled so that they average to
@@ -26,6 +31,7 @@ import hashlib
 import json
 import os
 import pathlib
+import zlib
 
 import numpy as np
 
@@ -46,11 +52,42 @@ def _load(path: pathlib.Path) -> dict:
     except OSError as e:
         raise ReplayFileError(f"Replay: cannot read {path}: {e.strerror or e}") from None
     try:
-        text = gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw
-        return json.loads(text)
-    except (OSError, EOFError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        text = (_gunzip(raw) if raw[:2] == b"\x1f\x8b" else raw).decode(errors="replace")
+    except (OSError, EOFError, UnicodeDecodeError, zlib.error) as e:
         raise ReplayFileError(f"Replay: {path} is not a Kernel Tuner cache file (gzipped or plain JSON): {e}") \
             from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        closed = _close(text)
+        if closed is None:
+            raise ReplayFileError(f"Replay: {path} is not a Kernel Tuner cache file (gzipped or plain JSON): {e}") \
+                from None
+        return closed
+
+
+def _gunzip(raw: bytes) -> bytes:
+    """The gzipped bytes, or as many as there are: a file copied while Kernel Tuner was still
+    writing it ends mid-stream, and what came before is still good."""
+    d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    return d.decompress(raw)
+
+
+def _close(text: str):
+    """The cache of a file Kernel Tuner left open, or None.  Kernel Tuner writes the header, then
+    appends one entry per line ("key": {...},) and closes the two braces only when tuning ends;
+    a run that was stopped, or is still going, leaves the file open (Kernel Tuner itself closes
+    it on reading).  A last line cut short by a crash is dropped."""
+    body = text.rstrip()
+    for _ in range(2):
+        trial = body[:-1] if body.endswith(",") else body
+        try:
+            data = json.loads(trial + "}\n}")
+        except json.JSONDecodeError:
+            body = body[:body.rfind("\n")].rstrip() if "\n" in body else ""
+            continue
+        return data if isinstance(data, dict) and "cache" in data else None
+    return None
 
 
 class Replay:
@@ -71,12 +108,8 @@ class Replay:
         self.kernel_name = str(data.get("kernel_name", self.path.name.split(".")[0]))
         self.device_name = str(data.get("device_name", "unknown GPU"))
         self.records = {}
-        for entry in cache.values():
-            try:
-                point = tuple(entry[k] for k in keys)
-            except (KeyError, TypeError):
-                raise ReplayFileError(f"Replay: {self.path}: a cache entry lacks a parameter of {keys}: "
-                                      f"{str(entry)[:120]}") from None
+        for key, entry in cache.items():
+            point = self._point(key, entry)
             if "time" not in entry:
                 raise ReplayFileError(f"Replay: {self.path}: the entry {point} has no time")
             self.records[point] = entry
@@ -89,6 +122,21 @@ class Replay:
             raise ReplayFileError(f"Replay: {self.path}: the entry {stray} has a value outside tune_params "
                                   f"{self.values}") from None
         self._digest = hashlib.sha256(self.path.read_bytes()).hexdigest()[:16]
+
+    def _point(self, key, entry) -> tuple:
+        """The entry's parameter values: its own fields, or else its key (the values joined by
+        commas, as Kernel Tuner writes them), read back through tune_params."""
+        if not isinstance(entry, dict):
+            raise ReplayFileError(f"Replay: {self.path}: the cache entry {key!r} is not a record: {str(entry)[:120]}")
+        if all(k in entry for k in self.params):
+            return tuple(entry[k] for k in self.params)
+        pieces = str(key).split(",")
+        if len(pieces) == len(self.params):
+            lookup = [{str(v): v for v in self.values[k]} for k in self.params]
+            if all(p.strip() in names for p, names in zip(pieces, lookup)):
+                return tuple(names[p.strip()] for p, names in zip(pieces, lookup))
+        raise ReplayFileError(f"Replay: {self.path}: the cache entry {key!r} lacks a parameter of {self.params} "
+                              f"and its key does not name one value of each: {str(entry)[:120]}")
 
     def __repr__(self):
         return f"Replay({self.path.name}: {self.kernel_name} on {self.device_name})"
@@ -133,9 +181,17 @@ class Replay:
         return OracleResult(space, times, reasons)
 
 
+FAILED_TIME = 1e20   # what older Kernel Tuner versions recorded as the time of a failed config
+
+
 def _ok(entry) -> bool:
     t = entry.get("time")
-    return isinstance(t, (int, float)) and not isinstance(t, bool) and np.isfinite(t) and t > 0
+    return isinstance(t, (int, float)) and not isinstance(t, bool) and np.isfinite(t) and 0 < t < FAILED_TIME
+
+
+def _failure(entry) -> str:
+    t = entry.get("time")
+    return t if isinstance(t, str) else f"FailedConfig (recorded time {t!r})"
 
 
 class ReplayTask:
@@ -174,7 +230,7 @@ class ReplayMeasurer:
         compile_s = _seconds(e.get("compile_time"))
         if not _ok(e):
             self.clock += compile_s
-            return Measurement(config, [], str(e["time"]), compile_s)
+            return Measurement(config, [], _failure(e), compile_s)
         pool = self.device.samples(e)
         picks = [float(pool[int(self.rng.random() * pool.size)]) for _ in range(repeats)]
         cost = compile_s + repeats * _seconds(e.get("benchmark_time"))

@@ -150,6 +150,46 @@ def test_bad_files_say_which_file_and_what_is_wrong(tmp_path):
         Replay(tmp_path / "missing.json")
 
 
+def _open_cache(entries):
+    """A cache file as Kernel Tuner writes it while tuning: the header with the cache's braces
+    left open, then one entry per line, each ending in a comma."""
+    params = {"bx": [16, 32, 64], "unroll": [False, True]}
+    header = json.dumps({"device_name": "GPU", "kernel_name": "k", "tune_params_keys": list(params),
+                         "tune_params": params, "cache": {}}, indent="")[:-3]
+    lines = [f'"{k}": {json.dumps(e)},' for k, e in entries.items()]
+    return header + "\n" + "\n".join(lines) + "\n"
+
+
+def test_files_kernel_tuner_left_open_or_wrote_in_its_older_ways(tmp_path):
+    """Kernel Tuner closes a cache file only when tuning ends: a stopped run leaves it open, a
+    crash can cut its last line, and a copy taken mid-run can end mid-gzip-stream.  The entries
+    written whole are the file's space.  Older versions wrote 1e20 for a failed config's time,
+    and an entry's key alone can name its config."""
+    entries = {"16,False": {"bx": 16, "unroll": False, "time": 3.0, "times": [3.0]},
+               "32,False": {"bx": 32, "unroll": False, "time": 1e20},
+               "64,False": {"time": 2.0, "times": [2.0]},
+               "16,True": {"bx": 16, "unroll": True, "time": 1.5, "times": [1.5]}}
+    text = _open_cache(entries)
+    cut = text[:text.rindex('"time"')]                       # the last entry cut mid-line
+    cases = {"open.json": text.encode(), "cut.json": cut.encode(),
+             "cut.json.gz": gzip.compress(cut.encode())[:-8]}    # a copy that ends before gzip's trailer
+    for name, raw in cases.items():
+        (tmp_path / name).write_bytes(raw)
+        device = Replay(tmp_path / name)
+        task = device.task()
+        truth = oracle(task)
+        kept = 4 if name == "open.json" else 3
+        assert len(task.space) == kept, name
+        assert truth.legal.sum() == kept - 1, name                  # 1e20 is a failure
+        assert truth.time_of({"bx": 64, "unroll": False}) == pytest.approx(2e-3)
+        failed = device.measurer(0).measure(task, task.space.config(task.space.flat_index({"bx": 32, "unroll": False})))
+        assert not failed.ok and "1e+20" in failed.error
+    assert oracle(Replay(tmp_path / "open.json").task()).best_time == pytest.approx(1.5e-3)
+    (tmp_path / "nameless.json").write_text(_open_cache({"8,True": {"time": 1.0}}))
+    with pytest.raises(ReplayFileError, match="nameless.json.*'8,True'.*lacks a parameter"):
+        Replay(tmp_path / "nameless.json")
+
+
 @needs_data
 def test_the_decorator_tunes_on_a_replayed_gpu(tmp_path):
     import minitriton as mt
