@@ -11,7 +11,12 @@ keeps a few per cent of a large product counts, samples and tunes as the small s
 Measuring it returns recorded repeat times, drawn with the measurement seed, so the noise is
 the real GPU's; the simulated clock advances by the recorded compile and benchmark times.  A
 failed config (`time` a string such as "RuntimeFailedConfig", or older versions' 1e20) is a
-failed measurement.  The oracle is the recorded mean `time`.
+failed measurement.  The oracle is the recorded mean `time` (or the objective, below).
+
+The objective is the file's `objective` unless the caller names one (`Replay(path, objective=
+"GFLOP/s")`); rates and scores are maximised (`higher_is_better` to say otherwise).  Tuners
+minimise a time, so a maximised rate is replayed as its inverse and a score that can be negative
+as exp(best - score): the same ranking, and ratios of rates keep their meaning.
 
 Files are read the way Kernel Tuner reads them: one left open by a run that stopped (or is
 still going) is closed, without a last entry cut short, and an entry without its parameter
@@ -91,7 +96,7 @@ def _close(text: str):
 
 
 class Replay:
-    def __init__(self, path):
+    def __init__(self, path, objective: str | None = None, higher_is_better: bool | None = None):
         self.path = pathlib.Path(path)
         data = _load(self.path)
         if not isinstance(data, dict) or any(k not in data for k in FORMAT_KEYS):
@@ -107,14 +112,22 @@ class Replay:
         self.values = {k: list(params[k]) for k in keys}
         self.kernel_name = str(data.get("kernel_name", self.path.name.split(".")[0]))
         self.device_name = str(data.get("device_name", "unknown GPU"))
+        self.objective = objective or str(data.get("objective") or "time")
+        if not isinstance(self.objective, str):
+            raise ValueError(f"Replay: objective must be a metric's name (a str), got {objective!r}")
+        if higher_is_better is None:
+            higher_is_better = data.get("objective_higher_is_better")
+        self.higher_is_better = bool(_higher_is_better(self.objective) if higher_is_better is None
+                                     else higher_is_better)
         self.records = {}
         for key, entry in cache.items():
-            point = self._point(key, entry)
-            if "time" not in entry:
-                raise ReplayFileError(f"Replay: {self.path}: the entry {point} has no time")
-            self.records[point] = entry
-        if not any(_ok(e) for e in self.records.values()):
-            raise ReplayFileError(f"Replay: {self.path}: no config ran (every time is a failure)")
+            self.records[self._point(key, entry)] = entry
+        if not any(self.objective in e for e in self.records.values()):
+            raise ReplayFileError(f"Replay: {self.path}: no entry records the objective {self.objective!r}")
+        ran = [v for v in map(self._value, self.records.values()) if v is not None]
+        if not ran:
+            raise ReplayFileError(f"Replay: {self.path}: no config ran (every {self.objective} is a failure)")
+        self._to_cost = _cost_scale(self.objective, self.higher_is_better, min(ran), max(ran))
         try:
             self.space = Space.listed(self.values, list(self.records))
         except ValueError:
@@ -143,7 +156,9 @@ class Replay:
 
     @property
     def fingerprint(self) -> str:
-        return f"Replay({self.path.name}, {self._digest})"
+        goal = "" if self.objective == "time" and not self.higher_is_better else \
+            f", {'max' if self.higher_is_better else 'min'} {self.objective}"
+        return f"Replay({self.path.name}, {self._digest}{goal})"
 
     def task(self) -> "ReplayTask":
         return ReplayTask(self)
@@ -159,14 +174,34 @@ class Replay:
         except KeyError:
             return None
 
+    def _value(self, entry):
+        """The entry's objective as a float, or None where the config failed: a failure string
+        or 1e20 in its time or its objective, or no number recorded."""
+        t = entry.get("time")
+        if isinstance(t, str) or (_number(t) and t >= FAILED_TIME):
+            return None
+        v = entry.get(self.objective)
+        if not _number(v) or abs(v) >= FAILED_TIME or (self.objective == "time" and v <= 0):
+            return None
+        return float(v)
+
+    def cost(self, entry) -> float | None:
+        """What the tuners minimise for this entry (seconds for the time objective), or None."""
+        v = self._value(entry)
+        return None if v is None else float(self._to_cost(v))
+
     def samples(self, entry) -> np.ndarray:
-        """The entry's repeat times in seconds, scaled to average to its `time` (see above)."""
-        t = float(entry["time"]) / 1e3
-        times = np.asarray([float(x) for x in entry.get("times") or []], np.float64) / 1e3
-        if times.size == 0 or not np.all(times > 0):
-            return np.array([t])
-        mean = times.mean()
-        return times if abs(mean - t) <= 1e-3 * t else times * (t / mean)
+        """The entry's recorded repeats (`times`, or the objective's plural such as `scores`),
+        scaled to average to its recorded value (see above), as costs."""
+        v = self._value(entry)
+        reps = entry.get("times" if self.objective == "time" else self.objective + "s")
+        reps = np.asarray([float(x) for x in reps if _number(x)] if isinstance(reps, list) else [], np.float64)
+        c = float(self._to_cost(v))
+        if reps.size == 0 or not np.all(reps > 0):
+            return np.array([c])
+        reps = np.asarray(self._to_cost(reps), np.float64)
+        mean = reps.mean()
+        return reps if abs(mean - c) <= 1e-3 * c else reps * (c / mean)
 
     def oracle(self, task) -> OracleResult:
         space = task.space
@@ -174,24 +209,46 @@ class Replay:
         reasons = np.ones(space.size, np.int64)
         index = {k: {v: i for i, v in enumerate(space.knobs[k])} for k in space.names}
         for point, e in self.records.items():
-            if _ok(e):
+            c = self.cost(e)
+            if c is not None:
                 flat = np.ravel_multi_index(tuple(index[k][v] for k, v in zip(self.params, point)), space.sizes)
-                times[flat] = float(e["time"]) / 1e3
+                times[flat] = c
                 reasons[flat] = 0
         return OracleResult(space, times, reasons)
 
 
 FAILED_TIME = 1e20   # what older Kernel Tuner versions recorded as the time of a failed config
+HIGHER_IS_BETTER = ("/s", "flop", "score", "throughput", "bandwidth", "speedup", "/w")
 
 
-def _ok(entry) -> bool:
-    t = entry.get("time")
-    return isinstance(t, (int, float)) and not isinstance(t, bool) and np.isfinite(t) and 0 < t < FAILED_TIME
+def _number(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and bool(np.isfinite(v))
 
 
-def _failure(entry) -> str:
-    t = entry.get("time")
-    return t if isinstance(t, str) else f"FailedConfig (recorded time {t!r})"
+def _higher_is_better(objective: str) -> bool:
+    """Kernel Tuner leaves the direction to the caller; a file seldom records it.  Rates, scores
+    and speedups (GFLOP/s, GB/s, GFLOPS/W, score) are maximised, times and energies minimised."""
+    name = objective.lower()
+    return any(part in name for part in HIGHER_IS_BETTER)
+
+
+def _cost_scale(objective, higher, lowest, highest):
+    """The objective turned into a positive cost that ranks the configs the same way, since
+    every tuner minimises a time: milliseconds to seconds; a positive rate to its inverse (a
+    time per unit of work, so ratios keep their meaning); any other value to exp(+-(v - best)),
+    positive and in the same order (a score that can be negative)."""
+    if objective == "time" and not higher:
+        return lambda v: np.asarray(v) / 1e3
+    if lowest > 0:
+        return (lambda v: 1.0 / np.asarray(v)) if higher else (lambda v: np.asarray(v, np.float64))
+    return (lambda v: np.exp(highest - np.asarray(v))) if higher else (lambda v: np.exp(np.asarray(v) - lowest))
+
+
+def _failure(entry, objective) -> str:
+    for v in (entry.get("time"), entry.get(objective)):
+        if isinstance(v, str):
+            return v
+    return f"FailedConfig (recorded {objective} {entry.get(objective, entry.get('time'))!r})"
 
 
 class ReplayTask:
@@ -228,9 +285,9 @@ class ReplayMeasurer:
         if e is None:
             return Measurement(config, [], "OutsideSpace: the cache file holds no such config", 0.0)
         compile_s = _seconds(e.get("compile_time"))
-        if not _ok(e):
+        if self.device.cost(e) is None:
             self.clock += compile_s
-            return Measurement(config, [], _failure(e), compile_s)
+            return Measurement(config, [], _failure(e, self.device.objective), compile_s)
         pool = self.device.samples(e)
         picks = [float(pool[int(self.rng.random() * pool.size)]) for _ in range(repeats)]
         cost = compile_s + repeats * _seconds(e.get("benchmark_time"))

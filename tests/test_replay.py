@@ -190,6 +190,48 @@ def test_files_kernel_tuner_left_open_or_wrote_in_its_older_ways(tmp_path):
         Replay(tmp_path / "nameless.json")
 
 
+def test_the_files_objective_is_what_is_optimised(tmp_path):
+    """A cache file names its objective: GFLOP/s is maximised (its inverse ranks the configs), a
+    score that can be negative too (the hyperparameter-tuning files record no time at all), and
+    the caller can name another metric or direction."""
+    rng = np.random.default_rng(0)
+    params = {"a": [1, 2, 4, 8], "b": [0, 1, 2]}
+    cache, score = {}, {}
+    for a in params["a"]:
+        for b in params["b"]:
+            t = 1.0 + rng.random()
+            flops = t * t * (1.0 + 0.1 * rng.random())             # the slow configs do the most work
+            cache[f"{a},{b}"] = {"a": a, "b": b, "time": t, "times": [t, t], "GFLOP/s": flops / t}
+            s = float(rng.normal())
+            score[f"{a},{b}"] = {"a": a, "b": b, "score": s, "scores": [s]}
+    score["8,2"] = {"a": 8, "b": 2, "score": "RuntimeFailedConfig"}
+    for name, entries, objective in (("rate.json", cache, "GFLOP/s"), ("score.json", score, "score")):
+        (tmp_path / name).write_text(json.dumps({"tune_params_keys": ["a", "b"], "tune_params": params,
+                                                 "objective": objective, "cache": entries}))
+    def best(device, pick):
+        ran = {p: e[device.objective] for p, e in device.records.items() if device.cost(e) is not None}
+        return pick(ran, key=ran.get)
+
+    def point(config):
+        return tuple(config.all_kwargs()[k] for k in ("a", "b"))
+
+    rate, by_time = Replay(tmp_path / "rate.json"), Replay(tmp_path / "rate.json", objective="time")
+    assert rate.higher_is_better and not by_time.higher_is_better and rate.fingerprint != by_time.fingerprint
+    assert best(rate, max) != best(by_time, min)
+    for device, pick in ((rate, max), (by_time, min)):
+        assert point(oracle(device.task()).best_config) == best(device, pick)
+        result = tune(device.task(), "random", budget=12, seed=0)            # every config measured
+        assert point(result.best_config) == best(device, pick)
+    scored = Replay(tmp_path / "score.json")
+    truth = oracle(scored.task())
+    assert scored.higher_is_better and truth.legal.sum() == 11
+    assert point(truth.best_config) == best(scored, max)
+    low = Replay(tmp_path / "score.json", higher_is_better=False)
+    assert point(oracle(low.task()).best_config) == best(low, min)
+    with pytest.raises(ReplayFileError, match="score.json.*no entry records the objective 'energy'"):
+        Replay(tmp_path / "score.json", objective="energy")
+
+
 @needs_data
 def test_the_decorator_tunes_on_a_replayed_gpu(tmp_path):
     import minitriton as mt
