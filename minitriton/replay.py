@@ -99,6 +99,9 @@ class Replay:
     def __init__(self, path, objective: str | None = None, higher_is_better: bool | None = None):
         self.path = pathlib.Path(path)
         data = _load(self.path)
+        if isinstance(data, dict) and "results" in data and "cache" not in data:
+            raise ReplayFileError(f"Replay: {self.path} is a T4 results file (the autotuning-methodology format), "
+                                  "not a Kernel Tuner cache file: use the cache file it was made from")
         if not isinstance(data, dict) or any(k not in data for k in FORMAT_KEYS):
             missing = [k for k in FORMAT_KEYS if not isinstance(data, dict) or k not in data]
             raise ReplayFileError(f"Replay: {self.path} lacks {', '.join(missing)} (Kernel Tuner's cache format)")

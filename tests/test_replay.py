@@ -137,10 +137,11 @@ def test_bad_files_say_which_file_and_what_is_wrong(tmp_path):
              "empty.json": json.dumps({"tune_params_keys": ["a"], "tune_params": {"a": [1]}, "cache": {}}).encode(),
              "failed.json": json.dumps({"tune_params_keys": ["a"], "tune_params": {"a": [1]},
                                         "cache": {"1": {"a": 1, "time": "RuntimeFailedConfig"}}}).encode(),
+             "t4.json": json.dumps({"schema_version": "1.0.0", "results": [{"configuration": {"a": 1}}]}).encode(),
              "stray.json": json.dumps({"tune_params_keys": ["a"], "tune_params": {"a": [1]},
                                        "cache": {"1": {"a": 1, "time": 1.0}, "3": {"a": 3, "time": 2.0}}}).encode()}
     why = {"text.json": "not a Kernel Tuner cache file", "wrong.json": "lacks tune_params_keys",
-           "empty.json": "empty cache", "failed.json": "no config ran", "stray.json": "value outside tune_params"}
+           "empty.json": "empty cache", "t4.json": "T4 results file", "failed.json": "no config ran", "stray.json": "value outside tune_params"}
     for name, content in cases.items():
         (tmp_path / name).write_bytes(content)
         with pytest.raises(ReplayFileError, match=why[name]) as e:
