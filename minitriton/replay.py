@@ -209,7 +209,7 @@ class Replay:
     def oracle(self, task) -> OracleResult:
         space = task.space
         times = np.full(space.size, np.inf)
-        reasons = np.ones(space.size, np.int64)
+        reasons = np.ones(space.size, np.int8)
         index = {k: {v: i for i, v in enumerate(space.knobs[k])} for k in space.names}
         for point, e in self.records.items():
             c = self.cost(e)
