@@ -4,8 +4,8 @@ For each file in ../shared/datasets, each tuner gets 400 measurements on the Rep
 (seeds 0-19): the best recorded mean time found, as % of the optimum, after 25, 50, 100, 200
 and 400 measurements (median and interquartile range), and the methodology score of
 Willemsen et al. (FGCS 2024): the curve standardised so that 0 is the expected best of random
-sampling (computed exactly from the sorted times) and 1 the optimum, averaged over budgets
-1-400.  Kernel Tuner 1.5's strategies are quoted from issue 12 (measured by its simulation mode
+sampling (computed exactly from the sorted times of the configs the file holds, failed ones as
+draws that find nothing) and 1 the optimum, averaged over budgets 1-400.  Kernel Tuner 1.5's strategies are quoted from issue 12 (measured by its simulation mode
 on the same files, median of 10 seeds), not rerun here (kernel_tuner is not installed).
 Seeds run in parallel on every core (each is seeded: the numbers do not depend on how many);
 `--plot FILE.png` draws the median curves, with random sampling's exact expectation and Kernel
@@ -39,7 +39,8 @@ KERNEL_TUNER = {  # best strategy at each budget, and random sampling: % of opti
 
 def random_expectation(times: np.ndarray, budget: int) -> np.ndarray:
     """Expected best time of b configs drawn at random without replacement (b = 1..budget), from
-    every config of the space; failed ones (inf) count as draws that find nothing."""
+    the given configs of the space (a file's listed ones: a point its restrictions removed is no
+    draw at all); failed ones (inf) count as draws that find nothing."""
     valid = np.sort(times[np.isfinite(times)])
     total = times.size
     i = np.arange(1, valid.size + 1, dtype=float)
@@ -99,7 +100,7 @@ def run(quick: bool, plot: str | None = None) -> str:
         name = path.name.split(".json")[0]
         task, truth = _landscape(str(path))
         best = truth.best_time
-        expected = random_expectation(truth.times, budget)
+        expected = random_expectation(truth.times[task.space.valid_flat()], budget)  # the file's configs
         drawn[(name, "random (expected)")] = best / expected
         ours = {}
         for tuner in TUNERS:
