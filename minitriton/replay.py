@@ -40,7 +40,7 @@ import zlib
 
 import numpy as np
 
-from autotune.space import Space, as_config
+from autotune.space import Config, Space, as_config
 from .hypogpu.measure import Measurement
 from .hypogpu.oracle import OracleResult
 
@@ -313,7 +313,11 @@ def export_cache(path, task=None, records=(), device_name="HypoGPU", kernel_name
         raise ValueError("export_cache: give a task (its exact landscape) or records")
     cache = {}
     if records:
-        names = sorted({k for r in records for k in r.config.all_kwargs()})
+        if task is not None:   # the task's parameters in its order, every value of its space
+            names, params = list(task.space.names), {k: list(v) for k, v in task.space.knobs.items()}
+        else:
+            names = _record_params(records)
+            params = {k: sorted({r.config.all_kwargs().get(k) for r in records}, key=_value_order) for k in names}
         for r in records:
             kw = r.config.all_kwargs()
             key = ",".join(str(kw.get(k)) for k in names)
@@ -326,7 +330,6 @@ def export_cache(path, task=None, records=(), device_name="HypoGPU", kernel_name
             entry.update(compile_time=0.0, benchmark_time=float(r.cost) * 1e3)
             cache[key] = entry
         kernel_name = kernel_name or records[0].kernel
-        params = {k: sorted({r.config.all_kwargs().get(k) for r in records}, key=repr) for k in names}
     else:
         from .hypogpu import oracle
         truth = oracle(task)
@@ -354,6 +357,24 @@ def export_cache(path, task=None, records=(), device_name="HypoGPU", kernel_name
         if tmp.exists():
             tmp.unlink()
     return path
+
+
+def _record_params(records) -> list:
+    """The records' parameters in the order their configs name them; the launch options
+    (num_warps, num_stages) only where some record sets them away from Config's defaults, since
+    every Config carries them and a recorded GPU's file (Replay) has no such parameters."""
+    names = list(dict.fromkeys(k for r in records for k in r.config.kwargs))
+    default = Config({})
+    for option in ("num_warps", "num_stages"):
+        if option not in names and any(getattr(r.config, option) != getattr(default, option) for r in records):
+            names.append(option)
+    return names
+
+
+def _value_order(v):
+    """Numbers by value, then anything else by its text (a parameter's values can mix types)."""
+    number = isinstance(v, (int, float)) and not isinstance(v, bool)
+    return (0, v, "") if number else (1, 0, repr(v))
 
 
 def _plain(v):

@@ -131,6 +131,21 @@ def test_hypogpu_landscapes_and_records_round_trip(tmp_path):
             assert oracle(replayed.task()).time_of(r.config) == pytest.approx(np.mean(r.samples), rel=1e-12)
 
 
+def test_records_of_a_replayed_gpu_export_as_its_own_parameters(tmp_path):
+    """Every Config carries launch options (num_warps, num_stages); a recorded GPU's file has no
+    such parameters, so its records export with the file's parameters, in its order."""
+    path, params = _sparse_file(tmp_path)
+    task = Replay(path).task()
+    result = tune(task, "random", budget=10, seed=0)
+    for name, kw in (("with_task.json", {"task": task}), ("records_only.json", {})):
+        out = json.loads(export_cache(tmp_path / name, records=result.history, **kw).read_text())
+        assert out["tune_params_keys"] == list(params)
+        if kw:
+            assert out["tune_params"] == params
+        back = Replay(tmp_path / name)
+        assert all(back.cost(back.entry(r.config)) == pytest.approx(np.mean(r.samples)) for r in result.history)
+
+
 def test_bad_files_say_which_file_and_what_is_wrong(tmp_path):
     cases = {"text.json": b"not json at all",
              "wrong.json": json.dumps({"cache": {}}).encode(),
