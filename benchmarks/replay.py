@@ -5,8 +5,9 @@ For each file in ../shared/datasets, each tuner gets 400 measurements on the Rep
 and 400 measurements (median and interquartile range), and the methodology score of
 Willemsen et al. (FGCS 2024): the curve standardised so that 0 is the expected best of random
 sampling (computed exactly from the sorted times of the configs the file holds, failed ones as
-draws that find nothing) and 1 the optimum, averaged over budgets 1-400.  Kernel Tuner 1.5's strategies are quoted from issue 12 (measured by its simulation mode
-on the same files, median of 10 seeds), not rerun here (kernel_tuner is not installed).
+draws that find nothing) and 1 the optimum, averaged over budgets 1-400.  Kernel Tuner 1.5's
+strategies are quoted from issue 12 (measured by its simulation mode on the same files, median
+of 10 seeds), not rerun here (kernel_tuner is not installed).
 Seeds run in parallel on every core (each is seeded: the numbers do not depend on how many);
 `--plot FILE.png` draws the median curves, with random sampling's exact expectation and Kernel
 Tuner's quoted best.
