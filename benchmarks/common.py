@@ -47,8 +47,27 @@ def markdown(header, rows) -> str:
 
 
 def machine() -> str:
+    """Where a table was measured, BLAS included: BLAS's kernel decides the last bits of a GEMM."""
     import numpy as np
-    return f"{platform.machine()}, Python {platform.python_version()}, numpy {np.__version__}"
+    return f"{platform.machine()}, Python {platform.python_version()}, numpy {np.__version__}{blas()}"
+
+
+def blas() -> str:
+    """', OpenBLAS 0.3.31 (SkylakeX kernel)' or as much of it as this numpy tells."""
+    try:
+        import threadpoolctl   # the bench extra: which kernel BLAS picked for this CPU
+        for lib in threadpoolctl.threadpool_info():
+            if lib.get("user_api") == "blas":
+                arch = f" ({lib['architecture']} kernel)" if lib.get("architecture") else ""
+                return f", {lib.get('internal_api', 'BLAS')} {lib.get('version') or ''}".rstrip() + arch
+    except ImportError:
+        pass
+    import numpy as np
+    try:
+        info = np.show_config(mode="dicts")["Build Dependencies"]["blas"]
+        return f", {info['name']} {info.get('version', '')}".rstrip()
+    except (TypeError, KeyError):
+        return ""
 
 
 def update_readme(name: str, text: str):

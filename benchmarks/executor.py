@@ -2,7 +2,10 @@
 
 1024³, fp16 inputs, fp32 accumulation, fp16 output; BLOCK_M = BLOCK_N = BLOCK_K = 64 and 128.
 Baseline: numpy's float32 matmul of the same operands (already in float32).  Also times the
-one-program-at-a-time path and checks that both paths give the same bits.
+one-program-at-a-time path and checks how the two paths agree: lockstep multiplies the grid of
+tiles as one GEMM, one program alone its own tile, and BLAS may order those calls' K sums
+differently (it depends on the CPU's BLAS kernel), so they agree bit for bit or within the
+fp32 accumulation bound, which the table says.
 Goal (issue 2): lockstep at most 3x numpy at BLOCK 64 and 2x at BLOCK 128.
 """
 from __future__ import annotations
@@ -14,6 +17,7 @@ from benchmarks import common
 from benchmarks.common import median_time, markdown, machine
 import minitriton as mt
 from kernels import gemm
+from minitriton.testing import assert_dot_close
 
 
 def paired(fn, base, repeats):
@@ -45,13 +49,25 @@ def run(quick: bool):
         c_lock = gemm.matmul(a, b, config=cfg)
         c_one = one_at_a_time(a, b, cfg)
         one = median_time(lambda: one_at_a_time(a, b, cfg), 1 if quick else 3, warmup=0)
-        same = "yes" if np.array_equal(c_lock.view(np.uint16), c_one.view(np.uint16)) else "NO"
+        same = agreement(c_lock, c_one, a, b)
         rows.append((f"BLOCK {block}", f"{base * 1e3:.1f}", f"{lock * 1e3:.1f}", f"**{ratio:.2f}×**", f"≤ {goal:.0f}×",
                      f"{floor_ratio:.2f}×", f"{one * 1e3:.0f} ({one / base:.0f}×)", same))
     table = markdown(["config", "numpy fp32 ms", "lockstep ms", "lockstep / numpy", "goal",
-                      "floor: per-program BLAS calls alone / numpy", "one program at a time ms (/ numpy)", "same bits"], rows)
+                      "floor: per-program BLAS calls alone / numpy", "one program at a time ms (/ numpy)", "paths agree"], rows)
     return table + (f"\n\n1024³ matmul, fp16 in, fp32 accumulate, fp16 out, BLOCK_M = BLOCK_N = BLOCK_K; "
                     f"medians of {repeats} alternating runs on {machine()}.\n")
+
+
+def agreement(x, y, a, b):
+    """'same bits', 'within the fp32 bound (n elements a last bit apart)', or 'NO'."""
+    differ = int(np.count_nonzero(x.view(np.uint16) != y.view(np.uint16)))
+    if not differ:
+        return "same bits"
+    try:
+        assert_dot_close(x, y, a, b)
+    except AssertionError:
+        return "NO"
+    return f"within the fp32 bound ({differ} of {x.size} elements differ)"
 
 
 def per_program_products(a32, b32, block):

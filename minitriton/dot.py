@@ -412,7 +412,7 @@ def dot(input, other, acc=None, input_precision=None, allow_tf32=None, max_num_i
         if acc.shape != shape:
             raise ValueError(f"tl.dot acc has shape {list(acc.shape)}, expected {list(shape)}")
         chain = acc.lazy
-        if chain is not None and acc._v is None and chain.extends(out_dtype, prec, a.dtype):
+        if isinstance(chain, DotChain) and acc._v is None and chain.extends(out_dtype, prec, a.dtype):
             return _chained(DotChain(chain.acc, chain.terms + [(a, b)], out_dtype, prec, chain), out_dtype, shape)
     return _chained(DotChain(acc, [(a, b)], out_dtype, prec), out_dtype, shape)
 
@@ -433,10 +433,10 @@ def fuse_accumulate(x, y):
     """`acc + tl.dot(a, b)`: the same chain as `tl.dot(a, b, acc)` (Triton's older tutorials
     accumulate this way); None when the operands are not of that form."""
     for acc, d in ((x, y), (y, x)):
-        if isinstance(d, tensor) and d.lazy is not None and d._v is None and d.lazy.acc is None \
+        if isinstance(d, tensor) and isinstance(d.lazy, DotChain) and d._v is None and d.lazy.acc is None \
                 and isinstance(acc, tensor) and acc.buf is None and acc.dtype is d.dtype and acc.shape == d.shape:
             chain = acc.lazy
-            if chain is not None and acc._v is None and chain.extends(d.lazy.out_dtype, d.lazy.prec,
+            if isinstance(chain, DotChain) and acc._v is None and chain.extends(d.lazy.out_dtype, d.lazy.prec,
                                                                        d.lazy.terms[0][0].dtype):
                 fused = DotChain(chain.acc, chain.terms + d.lazy.terms, d.dtype, d.lazy.prec, chain)
                 fused.live = _union(fused.live, d.lazy.live, True)

@@ -15,6 +15,14 @@ import numpy as np
 
 FP32_UNIT_ROUNDOFF = 2.0 ** -24
 
+__all__ = ["FP32_UNIT_ROUNDOFF", "accumulation_bound", "assert_dot_close", "assert_close", "ConfigCheck",
+           "check_configs", "do_bench", "Benchmark", "Mark", "perf_report"]
+
+
+def __dir__():
+    """What the module offers, not the modules it imports (numpy, dataclasses, typing)."""
+    return list(__all__)
+
 
 def accumulation_bound(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Elementwise bound on fp32 summation error of a @ b: K · 2⁻²⁴ · Σ_k |a_ik| |b_kj|.
@@ -25,6 +33,38 @@ def accumulation_bound(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """
     K = a.shape[-1]
     return K * FP32_UNIT_ROUNDOFF * (np.abs(a.astype(np.float64)) @ np.abs(b.astype(np.float64)))
+
+
+def assert_dot_close(got: np.ndarray, want: np.ndarray, a: np.ndarray, b: np.ndarray, *, err_msg: str = "") -> None:
+    """Assert that two evaluations of a @ b agree as far as fp32 accumulation lets them.
+
+    Each is one fp32 sum over K rounded to the output dtype, but BLAS chooses the order of that
+    sum by CPU, call shape and threads: the executor multiplies a grid of tiles as one GEMM
+    where one program alone multiplies its own tile, so the two may differ in the last bits.
+    Allowed: each side's accumulation bound plus one output ulp (each side rounds once).
+    """
+    got, want = np.asarray(got), np.asarray(want)
+    if got.shape != want.shape:
+        raise AssertionError(f"{err_msg}shapes differ: {got.shape} and {want.shape}")
+    g64, w64 = got.astype(np.float64), want.astype(np.float64)
+    bound = accumulation_bound(a, b)
+    unit = np.maximum(_spacing(g64, got.dtype), _spacing(w64, got.dtype))
+    _assert_within(np.abs(g64 - w64), 2 * bound + unit, err_msg or "dot products", g64, w64,
+                   "allowed: 2 x accumulation_bound(a, b) + one output ulp")
+
+
+def assert_close(x, y, atol=None, rtol=None, err_msg=""):
+    """Triton's `testing.assert_close`: x and y agree within `atol` (default 1e-2; may be a
+    function of x's dtype) plus `rtol` (default 0) times |y|, NaNs equal to NaNs."""
+    x, y = np.asarray(x), np.asarray(y)
+    atol = 1e-2 if atol is None else (atol(x.dtype) if callable(atol) else atol)
+    rtol = 0.0 if rtol is None else (rtol(x.dtype) if callable(rtol) else rtol)
+    if x.dtype == np.bool_ or y.dtype == np.bool_:   # compare truth values exactly, as Triton does
+        np.testing.assert_array_equal(x, y, err_msg=err_msg)
+        return
+    x64 = x.astype(np.float64) if x.dtype.kind != "c" else x
+    y64 = y.astype(np.float64) if y.dtype.kind != "c" else y
+    np.testing.assert_allclose(x64, y64, atol=atol, rtol=rtol, equal_nan=True, err_msg=err_msg)
 
 
 def _spacing(x: np.ndarray, dtype) -> np.ndarray:

@@ -141,7 +141,7 @@ def narrow_acc_kernel(a_ptr, b_ptr, c_ptr, K, BK: tl.constexpr):
     b_ptrs = b_ptr + ks[:, None] * 16 + rows[None, :]
     acc = tl.zeros((16, 16), tl.float16)
     for _ in range(0, K // BK):
-        acc += tl.dot(tl.load(a_ptrs), tl.load(b_ptrs))   # fp32 products rounded into fp16 every trip
+        acc += tl.dot(tl.load(a_ptrs), tl.load(b_ptrs)).to(tl.float16)   # each trip's product rounded into fp16
         a_ptrs += BK
         b_ptrs += BK * 16
     tl.store(c_ptr + rows[:, None] * 16 + rows[None, :], acc)
