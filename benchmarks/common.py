@@ -2,13 +2,15 @@
 from __future__ import annotations
 
 import argparse
+import os
 import pathlib
 import platform
 import re
 import statistics
 import time
 
-README = pathlib.Path(__file__).resolve().parent.parent / "README.md"
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
 
 
 def parser(description: str) -> argparse.ArgumentParser:
@@ -44,6 +46,33 @@ def markdown(header, rows) -> str:
     out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     out += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
     return "\n".join(out)
+
+
+SHIPPED_DATASETS = ROOT / "datasets"
+
+
+def datasets() -> tuple[list[pathlib.Path], str]:
+    """The recorded landscapes to run on, and a sentence saying where they came from.
+
+    $MINITRITON_DATASETS names the folder of the full set; else ../shared/datasets beside the
+    clone; else the three files the project ships (datasets/README.md says where the rest are)."""
+    named = os.environ.get("MINITRITON_DATASETS")
+    if named:
+        folder = pathlib.Path(named).expanduser()
+        if not folder.is_dir():
+            raise SystemExit(f"MINITRITON_DATASETS={named!r} is not a folder")
+        where = f"the recorded landscapes in {folder} ($MINITRITON_DATASETS)"
+    elif (ROOT.parent / "shared" / "datasets").is_dir():
+        folder = ROOT.parent / "shared" / "datasets"
+        where = "the recorded landscapes in ../shared/datasets"
+    else:
+        folder = SHIPPED_DATASETS
+        where = (f"only the {len(list(folder.glob('*.json*')))} landscapes shipped in datasets/: for the full set "
+                 f"(FAIR Benchmark Hub for Auto-Tuning, DOI 10.5281/zenodo.15364124) set MINITRITON_DATASETS")
+    files = sorted(p for p in folder.glob("*.json*") if p.is_file())
+    if not files:
+        raise SystemExit(f"no recorded landscapes (*.json, *.json.gz) in {folder}")
+    return files, where
 
 
 def machine() -> str:

@@ -24,7 +24,6 @@ import numpy as np
 from benchmarks import common
 from benchmarks.common import markdown, machine, share_curve
 
-DATA = pathlib.Path(__file__).resolve().parents[2] / "shared" / "datasets"
 BUDGETS = (25, 50, 100, 200, 400)
 STRATEGIES = ("genetic_algorithm", "pso", "simulated_annealing", "dual_annealing", "diff_evo", "random_sample")
 
@@ -69,7 +68,7 @@ def _landscapes(tmp: pathlib.Path):
     from kernels.shapes import SHAPES
     from autotune import Task
     from minitriton.replay import export_cache
-    out = [(p.name.split(".json")[0], p) for p in sorted(DATA.glob("*.json*"))]
+    out = [(p.name.split(".json")[0], p) for p in common.datasets()[0]]
     for name in ("wgrad", "small"):
         task = Task(kernels.matmul, **SHAPES[name])
         out.append((f"HypoGPU {name}", export_cache(tmp / f"{name}.json", task, kernel_name=f"matmul_{name}")))
@@ -109,7 +108,7 @@ def run(quick: bool) -> str:
     verdict = "Our default at or above Kernel Tuner's best strategy everywhere." if not behind else \
         "Our default behind Kernel Tuner's best strategy on " + ", ".join(behind) + "."
     return (markdown(["landscape", "tuner", *(f"% after {b}" for b in BUDGETS if b <= budget)], rows) +
-            f"\n\nMedian of {len(seeds)} seeds; Kernel Tuner {__import__('kernel_tuner').__version__} in simulation "
+            f"\n\nMedian of {len(seeds)} seeds on {common.datasets()[1]}; Kernel Tuner {__import__('kernel_tuner').__version__} in simulation "
             f"mode; on {machine()}.\n\n{verdict}\n")
 
 

@@ -1,6 +1,7 @@
 """Issue 12: our tuners on landscapes measured on real GPUs (Kernel Tuner cache files replayed).
 
-For each file in ../shared/datasets, each tuner gets 400 measurements on the Replay device
+For each recorded landscape (benchmarks.common.datasets: $MINITRITON_DATASETS, ../shared/datasets or
+the shipped datasets/), each tuner gets 400 measurements on the Replay device
 (seeds 0-19): the best recorded mean time found, as % of the optimum, after 25, 50, 100, 200
 and 400 measurements (median and interquartile range), and the methodology score of
 Willemsen et al. (FGCS 2024): the curve standardised so that 0 is the expected best of random
@@ -28,7 +29,6 @@ import numpy as np
 from benchmarks import common
 from benchmarks.common import markdown, machine, plot_curves, share_curve
 
-DATA = pathlib.Path(__file__).resolve().parents[2] / "shared" / "datasets"
 BUDGETS = (25, 50, 100, 200, 400)
 TUNERS = ("random", "autotvm", "ansor", "bayes_ansor")
 KERNEL_TUNER = {  # best strategy at each budget, and random sampling: % of optimum (issue 12)
@@ -89,9 +89,7 @@ def replay_curves(jobs) -> dict:
 
 
 def run(quick: bool, plot: str | None = None) -> str:
-    files = sorted(DATA.glob("*.json*"))
-    if not files:
-        return f"No datasets found in {DATA}.\n"
+    files, where = common.datasets()
     budget = 100 if quick else 400
     seeds = range(5 if quick else 20)
     jobs = [(str(path), tuner, budget, s) for path in files for tuner in TUNERS for s in seeds]
@@ -136,7 +134,7 @@ def run(quick: bool, plot: str | None = None) -> str:
             verdict.append(f"{name}: {default} {mine[min(100, budget) - 1]:.1f} % after 100 (goal 95 %)")
     head = ["dataset", "tuner", *(f"% after {b} (IQR)" for b in BUDGETS if b <= budget), "score"]
     goals = "Goals: " + ("met." if not verdict else "missed: " + "; ".join(verdict) + ".")
-    text = (markdown(head, rows) + f"\n\nMedian of {len(seeds)} seeds; measured on the Replay device (recorded "
+    text = (markdown(head, rows) + f"\n\nMedian of {len(seeds)} seeds on {where}; measured on the Replay device (recorded "
             f"repeats); on {machine()}.\n\n{goals}\n")
     if plot:
         plot_curves(drawn, plot, marks=marks)

@@ -11,12 +11,10 @@ from autotune import Task, tune
 from minitriton.hypogpu import oracle
 from minitriton.replay import Replay, ReplayFileError, export_cache
 
-DATA = pathlib.Path(__file__).resolve().parents[2] / "shared" / "datasets"
+DATA = pathlib.Path(__file__).resolve().parents[1] / "datasets"   # shipped with the project
 PNPOLY = DATA / "pnpoly_RTX_2080_Ti.json.gz"
-needs_data = pytest.mark.skipif(not PNPOLY.exists(), reason="the shared datasets are not beside the repository")
 
 
-@needs_data
 def test_a_real_gpus_space_its_failures_and_its_noise():
     device = Replay(PNPOLY)
     task = device.task()
@@ -40,7 +38,6 @@ def test_a_real_gpus_space_its_failures_and_its_noise():
     assert m.measure(task, task.space.config(task.space.flat_index(bad))).error == "RuntimeFailedConfig"
 
 
-@needs_data
 @pytest.mark.parametrize("tuner", ["random", "grid", "autotvm", "ansor", "bayes", "bayes_ansor"])
 def test_every_tuner_runs_on_a_replayed_space(tuner):
     task = Replay(PNPOLY).task()
@@ -50,7 +47,6 @@ def test_every_tuner_runs_on_a_replayed_space(tuner):
     assert truth.best_time / truth.time_of(result.best_config) > 0.5
 
 
-@needs_data
 def test_the_default_tuner_follows_what_is_known_of_the_space():
     """A recorded landscape is small and known only by its knobs: a GP, then Ansor; a kernel that
     states its launch profile keeps Ansor (program features); a config list is walked."""
@@ -248,7 +244,6 @@ def test_the_files_objective_is_what_is_optimised(tmp_path):
         Replay(tmp_path / "score.json", objective="energy")
 
 
-@needs_data
 def test_the_decorator_tunes_on_a_replayed_gpu(tmp_path):
     import minitriton as mt
     import minitriton.language as tl
