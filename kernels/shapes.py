@@ -12,6 +12,20 @@ SHAPES = {
     "lora_b":           dict(M=512, N=4096, K=16),
 }
 
+# what each shape stands for and what makes it hard to tune, as the demo explains it
+ROLES = {
+    "square": "a large square GEMM: compute-bound, big tiles win",
+    "prefill_qkv": "an LLM's Q/K/V projection over a 512-token prompt (7B model, hidden 4096)",
+    "decode": "one decode step for 16 sequences: 16 rows, memory-bound, small BLOCK_M wins",
+    "wgrad": "a weight gradient (dW = X^T dY, K = 32,768 tokens): too few output tiles to fill the "
+             "GPU, so only split-K does well",
+    "small": "a 512^3 GEMM: a few dozen tiles for 108 SMs, launch- and occupancy-bound",
+    "prefill_ffn_up": "an LLM's FFN up-projection over a 512-token prompt",
+    "prefill_ffn_down": "an LLM's FFN down-projection over a 512-token prompt (K = 11,008)",
+    "lora_a": "a rank-16 LoRA down-projection: N = 16",
+    "lora_b": "a rank-16 LoRA up-projection: K = 16",
+}
+
 # lecture §6's toy network: a 7B decoder's prefill (512 tokens) and decode step (batch 16), 32 layers,
 # and rank-16 LoRA adapters on the four attention projections (q, k, v, o: 4096 -> 4096) at prefill.
 # name -> (shape, runs per inference)
