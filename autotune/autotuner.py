@@ -24,6 +24,7 @@ import minitriton as mt
 from .cache import TuningCache, digest, enabled as cache_enabled, refresh as cache_refresh
 from .records import latest_per_config
 from .driver import tune
+from .kernel_source import source_digest
 from .space import Config, Space, as_config
 from .task import Task
 
@@ -35,6 +36,12 @@ def _source(fn) -> str:
     while not hasattr(fn, "src") and hasattr(fn, "fn"):
         fn = fn.fn
     return getattr(fn, "src", None) or inspect.getsource(getattr(fn, "fn", fn))
+
+
+def print_autotuning() -> bool:
+    """Say each tuning's result on stdout: $MINITRITON_PRINT_AUTOTUNING=1, or Triton's own
+    $TRITON_PRINT_AUTOTUNING=1 (ported code sets that one)."""
+    return "1" in (os.environ.get("MINITRITON_PRINT_AUTOTUNING"), os.environ.get("TRITON_PRINT_AUTOTUNING"))
 
 
 def _kernel_key(fn) -> str:
@@ -315,7 +322,12 @@ class Autotuner:
             entry = None if cache_refresh() else disk.get(ckey)
             if entry is not None:
                 cfg = entry["config"]
-                return Config(cfg["kwargs"], num_warps=cfg["num_warps"], num_stages=cfg["num_stages"])
+                best = Config(cfg["kwargs"], num_warps=cfg["num_warps"], num_stages=cfg["num_stages"])
+                if print_autotuning():
+                    print(f"minitriton autotuning for {self.__name__} with key {key}: best config loaded from the "
+                          f"cache in {disk.dir} (entry {ckey[:12]}, tuned by measuring {entry.get('measured')} "
+                          f"configs): {best};")
+                return best
             resume = [] if cache_refresh() else latest_per_config(disk.log.read(ckey))
             result = tune(task, self._search(disk, task), self.budget, self.seed, configs=configs,
                           parallel=self.parallel, devices=self.devices,
@@ -360,7 +372,13 @@ class Autotuner:
                 return None
             grids.append({"kwargs": r.config.kwargs, "num_warps": r.config.num_warps,
                           "num_stages": r.config.num_stages, "grid": list(g)})
-        return {"module": getattr(fn, "__module__", None), "name": getattr(getattr(fn, "fn", fn), "__qualname__", None),
+        raw = getattr(fn, "fn", fn)
+        try:
+            where = inspect.getsourcefile(raw)
+        except TypeError:
+            where = None
+        return {"module": getattr(fn, "__module__", None), "name": getattr(raw, "__qualname__", None),
+                "file": os.path.abspath(where) if where else None, "source_sha256": source_digest(_source(fn)),
                 "decorated": self.__name__, "args": args, "configs": grids}
 
     def _search(self, disk, task):
@@ -401,10 +419,12 @@ class Autotuner:
 
     def _finish(self, key, result, ckey):
         self.last_tuning = result
-        if os.environ.get("MINITRITON_PRINT_AUTOTUNING") == "1":
+        if print_autotuning():
+            refused = sum(not r.ok for r in result.history)
             print(f"minitriton autotuning for {self.__name__} with key {key} finished after "
-                  f"{result.simulated_seconds:.1f}s on HypoGPU ({result.measured} configs measured, "
-                  f"{result.wall_seconds:.2f}s wall); best config selected: {result.best_config};")
+                  f"{result.simulated_seconds:.1f}s on HypoGPU ({result.measured} configs measured: "
+                  f"{result.measured - refused} ran, {refused} refused; {result.wall_seconds:.2f}s wall); "
+                  f"best config selected: {result.best_config};")
         return result.best_config
 
 

@@ -106,7 +106,7 @@ def cmd_verify(args):
         print(verify.run(args.kernel, args.shape, args.configs, args.seed))
         return
     cache = TuningCache(args.cache_dir)
-    print(verify.run_entry(_entry(cache, args.kernel), cache.log.read(), args.configs, args.seed))
+    print(verify.run_entry(_entry(cache, args.kernel), cache.log.read(), args.configs, args.seed, args.origin))
 
 
 def cmd_demo(args):
@@ -142,6 +142,9 @@ def main(argv=None):
     s.add_argument("kernel", metavar="KERNEL_OR_KEY",
                    help="matmul, row_sum or softmax (with --shape), or a cache key (prefix): its kernel re-run")
     s.add_argument("--shape", type=_shape)
+    s.add_argument("--from", dest="origin", metavar="SCRIPT.py|MODULE",
+                   help="where a cached kernel is defined (needed for a script's kernels); only its imports, "
+                        "definitions and assignments run")
     s.add_argument("--configs", type=int, default=8)
     s.add_argument("--seed", type=int, default=0)
     s.set_defaults(fn=cmd_verify)

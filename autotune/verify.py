@@ -7,6 +7,7 @@ from minitriton.testing import check_configs, accumulation_bound
 from minitriton.hypogpu import Measurer
 from .task import Task
 from .space import Config
+from .kernel_source import find_kernel
 
 MAX_BYTES = 4 << 30  # arrays verify may allocate on the CPU
 LIBRARY = ("matmul", "row_sum", "softmax")
@@ -134,25 +135,12 @@ def _explain(why, against):
             f"({abs(got - want):.3g} apart > allowed {allowed:.3g}; atol=/rtol= change the tolerance)")
 
 
-def _kernel_of(call: dict):
-    """The jitted kernel a cache entry was tuned for, imported from where it lives."""
-    import importlib
-    if not call or not call.get("module") or call["module"] == "__main__":
-        raise ValueError("this entry's kernel cannot be imported (it was defined in a script's __main__ or "
-                         "before entries recorded their call); re-run the script instead")
-    obj = importlib.import_module(call["module"])
-    for part in call["name"].split("."):
-        obj = getattr(obj, part)
-    while hasattr(obj, "fn") and not hasattr(obj, "cache_key"):
-        obj = obj.fn
-    return obj
-
-
-def run_entry(entry: dict, records: list, n: int = 8, seed: int = 0) -> str:
+def run_entry(entry: dict, records: list, n: int = 8, seed: int = 0, origin: str | None = None) -> str:
     """Re-run a cached entry's kernel (a user kernel too) on random arguments of the recorded
-    shapes and dtypes under its fastest configs, and check that they agree."""
+    shapes and dtypes under its fastest configs, and check that they agree.  `origin`: the
+    script or module the user says defines it (kernel_source.find_kernel checks it first)."""
     call = entry.get("call")
-    kernel = _kernel_of(call)
+    kernel = find_kernel(call, origin)
     rng = np.random.default_rng(seed)
     args = {}
     for name, a in call["args"].items():

@@ -219,11 +219,16 @@ def test_bad_arguments_are_named(tmp_path):
         autotune(configs=CONFIGS, key=["M"])(lambda x: x)
 
 
-def test_print_autotuning(tmp_path, monkeypatch, capsys):
-    monkeypatch.setenv("MINITRITON_PRINT_AUTOTUNING", "1")
-    _call(make(tmp_path), 100)
+@pytest.mark.parametrize("variable", ["MINITRITON_PRINT_AUTOTUNING", "TRITON_PRINT_AUTOTUNING"])
+def test_print_autotuning(tmp_path, monkeypatch, capsys, variable):
+    """Triton's variable works too; the line counts refused configs apart; a cache hit says so."""
+    monkeypatch.setenv(variable, "1")
+    _call(make(tmp_path, configs=CONFIGS + [Config({"BLOCK_M": 4096, "BLOCK_N": 4096})]), 100)
     out = capsys.readouterr().out
     assert "autotuning for scale_kernel" in out and "best config selected" in out
+    assert f"{len(CONFIGS) + 1} configs measured: {len(CONFIGS)} ran, 1 refused" in out
+    _call(make(tmp_path, configs=CONFIGS + [Config({"BLOCK_M": 4096, "BLOCK_N": 4096})]), 100)   # a new process's view
+    assert "best config loaded from the cache" in capsys.readouterr().out
 
 
 def test_kernels_without_a_source_file_get_a_stable_fingerprint(tmp_path, tunings):

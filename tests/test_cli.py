@@ -124,3 +124,43 @@ def test_clear_keeps_the_records_unless_asked(tmp_path, capsys):
     assert cache.entries() == [] and len(cache.log.read()) == len(CONFIGS)   # resume data kept
     assert main(["clear", "--records", "--cache-dir", str(tmp_path)]) == 0
     assert TuningCache(tmp_path).log.read() == []
+
+
+SCRIPT = '''import numpy as np, minitriton as mt, minitriton.language as tl
+from autotune import autotune, Config
+
+@autotune(configs=[Config({"BLOCK": b}) for b in (64, 256)], key=["n"])
+@mt.jit
+def add_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) + 1, mask=offs < n)
+
+x = np.arange(1000, dtype=np.float32); out = np.empty_like(x)
+add_kernel[lambda meta: (mt.cdiv(x.size, meta["BLOCK"]),)](x, out, x.size)
+print("the script ran")
+'''
+
+
+def test_verify_loads_a_scripts_kernel_only_from_the_script_the_user_names(tmp_path):
+    """A kernel defined in a script's __main__: `verify KEY` says to name the script; with
+    --from it loads the script's definitions only (the launch and the print do not run); a
+    module the entry did not tune, or a script edited since, is refused before anything in it runs."""
+    script = tmp_path / "example.py"
+    script.write_text(SCRIPT)
+    cache = tmp_path / "cache"
+    ran = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120,
+                         env={**__import__("os").environ, "MINITRITON_CACHE_DIR": str(cache)})
+    assert ran.returncode == 0 and "the script ran" in ran.stdout, ran.stderr
+    key = _cli("--cache-dir", cache, "list").stdout.splitlines()[2].split()[0]
+    told = _cli("--cache-dir", cache, "verify", key)
+    _one_line_error(told)
+    assert f"--from {script}" in told.stderr
+    done = _cli("--cache-dir", cache, "verify", key, "--from", script)
+    assert done.returncode == 0 and "2 of 2 configs agree" in done.stdout and "the script ran" not in done.stdout
+    planted = _cli("--cache-dir", cache, "verify", key, "--from", "this")   # the Zen of Python is not run
+    _one_line_error(planted)
+    assert "defines no function add_kernel" in planted.stderr and "Beautiful" not in planted.stdout
+    script.write_text(SCRIPT.replace("+ 1,", "+ 2,"))
+    edited = _cli("--cache-dir", cache, "verify", key, "--from", script)
+    _one_line_error(edited)
+    assert "not the source that was tuned" in edited.stderr
