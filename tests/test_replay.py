@@ -2,6 +2,7 @@
 import gzip
 import json
 import pathlib
+import warnings
 
 import numpy as np
 import pytest
@@ -260,8 +261,21 @@ def test_the_decorator_tunes_on_a_replayed_gpu(tmp_path):
 
     x = np.arange(100, dtype=np.float32)
     y = np.zeros_like(x)
-    with pytest.warns(RuntimeWarning, match="knob features"):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")      # nothing to warn about: the default features use the knobs
         copy[(2,)](x, y, 100)
     assert np.array_equal(x, y) and copy.best_config in device.space and copy.last_tuning.measured == 20
     entries = TuningCache(tmp_path).entries()
     assert len(entries) == 1 and "pnpoly_RTX_2080_Ti" in entries[0]["device"]
+
+
+def test_model_based_tuners_on_a_recorded_space_say_nothing_about_features(recwarn):
+    """A Replay task states no launch profile: the default features quietly use its knobs; only
+    an explicit features='program' warns, naming the task and how to silence it."""
+    from autotune.tuners import AnsorTuner, AutoTVMTuner
+    task = Replay(PNPOLY).task()
+    for make in (AutoTVMTuner, AnsorTuner):
+        tune(task, make(seed=0), budget=20, seed=0)
+    assert not [w for w in recwarn.list if "features" in str(w.message)]
+    with pytest.warns(RuntimeWarning, match=r"features='program' needs .*does not.*features='auto'"):
+        tune(task, AutoTVMTuner(seed=0, features="program"), budget=20, seed=0)

@@ -49,7 +49,7 @@ class AnsorTuner(ModelBasedTuner):
     weighted = True
 
     def __init__(self, space=None, configs=None, seed=0, variant="full", batch=16, epsilon=0.05, population=512,
-                 generations=4, mutation=0.85, elite=0.05, features="program", rounds=None, gate=True, sketches=None,
+                 generations=4, mutation=0.85, elite=0.05, features="auto", rounds=None, gate=True, sketches=None,
                  local=0.5):
         super().__init__(space, configs, seed, features, "reg", batch, epsilon, rounds, gate)
         if variant not in VARIANTS:

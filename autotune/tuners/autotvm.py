@@ -45,7 +45,7 @@ class AutoTVMTuner(ModelBasedTuner):
     name = "autotvm"
     KEEP = 4096  # points kept from a full scoring, and the random sample added between full scorings
 
-    def __init__(self, space=None, configs=None, seed=0, features="program", objective="rank", batch=16,
+    def __init__(self, space=None, configs=None, seed=0, features="auto", objective="rank", batch=16,
                  epsilon=0.05, diversity=True, chains=128, anneal_steps=500, early_stop=50, exact_below=EXACT_BELOW,
                  transfer=None, knob_weight=0.1, local=0.75, rescore=None, rounds=None, gate=True):
         super().__init__(space, configs, seed, features, objective, batch, epsilon, rounds, gate)

@@ -25,12 +25,12 @@ SPARSE = 0.1
 
 
 class ModelBasedTuner(Tuner):
-    def __init__(self, space=None, configs=None, seed=0, features="program", objective="rank", batch=16,
+    def __init__(self, space=None, configs=None, seed=0, features="auto", objective="rank", batch=16,
                  epsilon=0.05, rounds=None, gate=True):
         super().__init__(space, configs, seed)
         who = type(self).__name__
-        if features not in ("program", "knob"):
-            raise ValueError(f"{who}: features must be 'program' or 'knob', got {features!r}")
+        if features not in ("auto", "program", "knob"):
+            raise ValueError(f"{who}: features must be 'auto', 'program' or 'knob', got {features!r}")
         if objective not in OBJECTIVES:
             raise ValueError(f"{who}: objective must be one of {sorted(OBJECTIVES)}, got {objective!r}")
         if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
@@ -65,12 +65,14 @@ class ModelBasedTuner(Tuner):
             if self.space is None:
                 raise ValueError(f"the {self.name} tuner needs a config list or a space")
             self.pool, self.where, self.size = None, None, self.space.size
-        use_program = self.features == "program"
-        if use_program and not F.can_state(self.task):
-            use_program = False
-            self.note = ("program features need a kernel that states its launch profile; this one is traced, "
-                         f"so {self.name} uses knob features")
-            warnings.warn(f"{self.name}: {self.note}", RuntimeWarning, stacklevel=4)
+        # "auto": program features where the kernel states its launch profile, its knobs elsewhere
+        # (a traced kernel, a recorded landscape), silently: nothing there for a user to change
+        use_program = self.features != "knob" and F.can_state(self.task)
+        if self.features == "program" and not use_program:
+            self.note = (f"features='program' needs a kernel that states its launch profile "
+                         f"(launch_profile(shape, knobs)); {self.task.name} does not, so {self.name} uses its knobs "
+                         f"(features='auto' chooses without this warning)")
+            warnings.warn(f"{self.name}: {self.note}", RuntimeWarning, stacklevel=2)
         self.program = use_program
         self._x = self._matrix()
 
