@@ -22,7 +22,7 @@ import warnings
 
 import minitriton as mt
 from .cache import TuningCache, digest, enabled as cache_enabled, refresh as cache_refresh
-from .records import latest_per_config
+from .records import Record, latest_per_config
 from .driver import tune
 from .kernel_source import source_digest
 from .space import Config, Space, as_config
@@ -36,6 +36,13 @@ def _source(fn) -> str:
     while not hasattr(fn, "src") and hasattr(fn, "fn"):
         fn = fn.fn
     return getattr(fn, "src", None) or inspect.getsource(getattr(fn, "fn", fn))
+
+
+def _jitted(fn):
+    """The JITFunction under @heuristics wrappers."""
+    while not hasattr(fn, "check_arguments") and hasattr(fn, "fn"):
+        fn = fn.fn
+    return fn
 
 
 def print_autotuning() -> bool:
@@ -167,6 +174,7 @@ class Autotuner:
         self.last_tuning = None        # TuneResult of the most recent tuning in this process
         self._disk = None
         self._dtype_args = None
+        self._unproven = {}            # key -> (cache key, records or None): chosen, never launched yet
 
     # -- launching -------------------------------------------------------------------------
     def __getitem__(self, grid):
@@ -189,6 +197,9 @@ class Autotuner:
         if hit is None:
             all_args = dict(zip(self.arg_names, args))
             all_args.update(kwargs)
+            check = getattr(_jitted(self.fn), "check_arguments", None)
+            if check is not None:   # a call no config can launch fails as the plain kernel's would
+                check(all_args)
             config = self._tune(key, all_args, grid)
             hit = self.cache[key] = (config, config.all_kwargs())
             for name in self.reset_to_zero:
@@ -198,9 +209,60 @@ class Autotuner:
                 all_args[name][...] = 0
         config, meta = hit
         self.best_config = config
+        if key in self._unproven:
+            return self._first_launch(key, args, kwargs, grid)
+        return self._launch(config, meta, args, kwargs, grid)
+
+    def _launch(self, config, meta, args, kwargs, grid):
         if config.pre_hook is not None:
             config.pre_hook({**dict(zip(self.arg_names, args)), **kwargs, **meta})
         return self.fn.run(*args, grid=grid, **kwargs, **meta)
+
+    def _first_launch(self, key, args, kwargs, grid):
+        """The first real launch of a key's chosen config.  HypoGPU times a launch without
+        running it, so a config can win the tuning and then fail on the CPU (an unmasked load
+        past the end at this exact size).  A failed launch leaves every array as it was, so the
+        next fastest config measured is launched instead, once: if it runs, the failure was the
+        config's, and it is recorded as failed (records and cache entry, which `show` lists) with
+        a warning; if it fails too, the error is the call's and is raised as it is."""
+        ckey, history = self._unproven.pop(key)
+        config, meta = self.cache[key]
+        try:
+            return self._launch(config, meta, args, kwargs, grid)
+        except Exception as failure:
+            records = history if history is not None else \
+                (self._disk_cache().log.read(ckey) if ckey is not None else [])
+            dropped = {c for c, _ in self.dropped}
+            ranked = sorted((r for r in latest_per_config(records)
+                             if r.ok and r.config != config and r.config not in dropped), key=lambda r: r.time)
+            if not ranked:
+                raise
+            runner_up = ranked[0]
+            try:
+                out = self._launch(runner_up.config, runner_up.config.all_kwargs(), args, kwargs, grid)
+            except Exception as again:
+                failure.add_note(f"(autotune: the next fastest config {runner_up.config} failed as well "
+                                 f"({type(again).__name__}), so the call itself is at fault: nothing recorded)")
+                raise failure from None
+            why = f"its real launch on the CPU failed: {type(failure).__name__}: {str(failure).splitlines()[0]}"
+        self.cache[key] = (runner_up.config, runner_up.config.all_kwargs())
+        self.best_config = runner_up.config
+        if ckey is not None and cache_enabled() and self.cache_results:
+            self._record_failure(key, ckey, config, why, runner_up)
+        warnings.warn(f"autotune({self.__name__}): the tuned config {config} is dropped, {why}; using "
+                      f"{runner_up.config}, the next fastest measured", RuntimeWarning, stacklevel=4)
+        return out
+
+    def _record_failure(self, key, ckey, config, why, runner_up):
+        disk = self._disk_cache()
+        disk.log.append(Record(config, [], why, kernel=f"{self.__name__}{key}", key=ckey, device=repr(self.device)))
+        with disk.lock(ckey):
+            entry = disk.get(ckey)
+            if entry is not None:
+                c = runner_up.config
+                entry.update(config={"kwargs": c.kwargs, "num_warps": c.num_warps, "num_stages": c.num_stages},
+                             time=runner_up.time, failed_on_cpu=list(entry.get("failed_on_cpu", [])) + [[str(config), why]])
+                disk.put(ckey, entry)
 
     def _key(self, args, kwargs) -> tuple:
         """The key: bucketed values of the `key` arguments, then the dtypes of array arguments
@@ -323,6 +385,7 @@ class Autotuner:
             if entry is not None:
                 cfg = entry["config"]
                 best = Config(cfg["kwargs"], num_warps=cfg["num_warps"], num_stages=cfg["num_stages"])
+                self._unproven[key] = (ckey, None)
                 if print_autotuning():
                     print(f"minitriton autotuning for {self.__name__} with key {key}: best config loaded from the "
                           f"cache in {disk.dir} (entry {ckey[:12]}, tuned by measuring {entry.get('measured')} "
@@ -419,6 +482,7 @@ class Autotuner:
 
     def _finish(self, key, result, ckey):
         self.last_tuning = result
+        self._unproven[key] = (ckey, result.history)
         if print_autotuning():
             refused = sum(not r.ok for r in result.history)
             print(f"minitriton autotuning for {self.__name__} with key {key} finished after "

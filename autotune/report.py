@@ -55,7 +55,8 @@ def show(entry: dict, records: list, plot: str | None = None, knobs=None) -> str
              f"settings  {entry.get('settings')}",
              f"chosen    {c['kwargs']} num_warps={c['num_warps']} num_stages={c['num_stages']}  "
              f"{_us(entry['time'])} µs",
-             f"measured  {entry['measured']} configs, {entry.get('simulated_seconds', 0):.1f} s simulated", ""]
+             f"measured  {entry['measured']} configs, {entry.get('simulated_seconds', 0):.1f} s simulated"]
+    lines += [f"dropped   {cfg}: {why}" for cfg, why in entry.get("failed_on_cpu", [])] + [""]
     if not records:
         lines.append("no measurement records for this key (cleared with --records, or tuned elsewhere)")
         return "\n".join(lines)

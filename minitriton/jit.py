@@ -259,8 +259,20 @@ class JITFunction:
                              f"CPU executor runs at most {MAX_PROGRAMS:,} per launch (use larger blocks)")
         return out
 
+    def check_arguments(self, bound: dict):
+        """Refuse an argument no launch could take (a Python list for a pointer, say), naming it:
+        @autotune asks before tuning, so such a call fails as the plain kernel's would."""
+        from . import dtypes as D
+        for name, a in bound.items():
+            if not (isinstance(a, np.ndarray) or a is None
+                    or isinstance(a, (bool, int, float, str, np.generic, constexpr, tensor, D.dtype, type))
+                    or name in self.constexprs or inspect.isfunction(a) or isinstance(a, JITFunction)):
+                raise TypeError(f"kernel '{self.__name__}': argument '{name}' has unsupported type "
+                                f"{type(a).__name__}; pass numpy arrays, numbers or constexpr values")
+
     def _arguments(self, bound):
         """Kernel arguments: arrays become pointers (aliased arrays share one buffer)."""
+        self.check_arguments(bound)
         values = {}
         arrays = {name: a for name, a in bound.items() if isinstance(a, np.ndarray)}
         buffers = bind_buffers(arrays)
@@ -270,16 +282,8 @@ class JITFunction:
             elif name not in self.constexprs and isinstance(a, (bool, int, float, np.number, np.bool_)) \
                     and not (type(a) is int and a == 1):  # Triton specializes 1 to a constant
                 values[name] = argument(a)
-            elif a is None or isinstance(a, (bool, int, float, str, np.generic, constexpr, tensor)) \
-                    or name in self.constexprs or inspect.isfunction(a) or isinstance(a, JITFunction):
-                values[name] = a
             else:
-                from . import dtypes as D
-                if isinstance(a, (D.dtype, type)):
-                    values[name] = a
-                else:
-                    raise TypeError(f"kernel '{self.__name__}': argument '{name}' has unsupported type "
-                                    f"{type(a).__name__}; pass numpy arrays, numbers or constexpr values")
+                values[name] = a
         storages = list({id(b.storage): b.storage for b in buffers.values()}.values())
         return values, storages, AddressSpace(buffers, storages)
 

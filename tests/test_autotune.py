@@ -1,5 +1,6 @@
 """@autotune: lazy tuning per key, bucketing, the disk cache and records, Triton's options."""
 import multiprocessing
+import warnings
 
 import numpy as np
 import pytest
@@ -265,3 +266,58 @@ def test_a_damaged_results_database_is_set_aside(tmp_path, tunings):
     assert len(tunings) == 2
     assert any(p.name.startswith("results.damaged-") for p in tmp_path.iterdir())
     assert len(TuningCache(tmp_path).entries()) == 1
+
+
+@mt.jit
+def unmasked_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs) * 2)     # no mask: BLOCK must divide n
+
+
+def test_a_config_whose_real_launch_fails_is_recorded_and_the_next_best_used(tmp_path):
+    """HypoGPU times BLOCK 2048 fastest, but at n = 2**20 - 16 its unmasked load runs off the
+    end on the CPU: the call warns, runs BLOCK 16, and the failure is recorded (records, cache
+    entry, `show`), so the next process launches BLOCK 16 without trying 2048 again."""
+    from autotune import report
+    from autotune.cache import TuningCache
+
+    def make_it():
+        return autotune(configs=[Config({"BLOCK": 16}), Config({"BLOCK": 2048})], key=["n"],
+                        cache_dir=tmp_path)(unmasked_kernel)
+    n = 2 ** 20 - 16
+    x = np.arange(n, dtype=np.float32)
+    y = np.zeros_like(x)
+    k = make_it()
+    with pytest.warns(RuntimeWarning, match=r"BLOCK: 2048.*dropped.*OutOfBoundsError.*using Config\(\{BLOCK: 16\}"):
+        k[lambda m: (mt.cdiv(n, m["BLOCK"]),)](x, y, n)
+    assert np.array_equal(y, 2 * x) and k.best_config.kwargs == {"BLOCK": 16}
+    cache = TuningCache(tmp_path)
+    entry, = cache.entries()
+    assert entry["config"]["kwargs"] == {"BLOCK": 16} and "OutOfBoundsError" in entry["failed_on_cpu"][0][1]
+    shown = report.show(entry, cache.log.read(entry["key"]))
+    assert "dropped   Config({BLOCK: 2048}" in shown and "ERROR its real launch on the CPU failed" in shown
+    again = make_it()
+    y[:] = 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        again[lambda m: (mt.cdiv(n, m["BLOCK"]),)](x, y, n)
+    assert again.best_config.kwargs == {"BLOCK": 16} and np.array_equal(y, 2 * x)
+
+
+def test_a_fault_of_the_call_itself_is_raised_and_records_nothing(tmp_path):
+    """When the runner-up fails too, the call is at fault: its error is raised, nothing recorded."""
+    from autotune.cache import TuningCache
+    k = autotune(configs=[Config({"BLOCK": 64}), Config({"BLOCK": 128})], key=["n"], cache_dir=tmp_path)(unmasked_kernel)
+    x = np.zeros(1000, np.float32)
+    with pytest.raises(IndexError, match="out of bounds") as e:
+        k[lambda m: (mt.cdiv(1000, m["BLOCK"]) + 1,)](x, np.zeros_like(x), 1000)
+    assert "failed as well" in "".join(getattr(e.value, "__notes__", []))
+    entry, = TuningCache(tmp_path).entries()
+    assert "failed_on_cpu" not in entry
+
+
+def test_an_argument_no_launch_can_take_is_refused_before_tuning(tmp_path):
+    k = autotune(configs=[Config({"BLOCK": 16})], key=["n"], cache_dir=tmp_path)(unmasked_kernel)
+    with pytest.raises(TypeError, match="argument 'x_ptr' has unsupported type list"):
+        k[(1,)]([1.0] * 16, np.zeros(16, np.float32), 16)
+    assert k.last_tuning is None
