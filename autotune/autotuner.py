@@ -16,9 +16,12 @@ real M.
 from __future__ import annotations
 
 import inspect
+import math
 import os
 import warnings
 
+
+import numpy as np
 
 import minitriton as mt
 from .cache import TuningCache, digest, enabled as cache_enabled, refresh as cache_refresh
@@ -197,6 +200,7 @@ class Autotuner:
         if hit is None:
             all_args = dict(zip(self.arg_names, args))
             all_args.update(kwargs)
+            self._check_key_values(all_args)
             check = getattr(_jitted(self.fn), "check_arguments", None)
             if check is not None:   # a call no config can launch fails as the plain kernel's would
                 check(all_args)
@@ -212,6 +216,20 @@ class Autotuner:
         if key in self._unproven:
             return self._first_launch(key, args, kwargs, grid)
         return self._launch(config, meta, args, kwargs, grid)
+
+    def _check_key_values(self, all_args):
+        """The key's numbers are the tuning task's shape: a negative one is no size, and a NaN
+        never equals itself, so it would be tuned again on every call."""
+        for k in self.keys:
+            v = all_args.get(k)
+            if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
+                continue
+            if isinstance(v, (float, np.floating)) and math.isnan(v):
+                raise ValueError(f"autotune({self.__name__}): key argument '{k}' is NaN, which matches no cache "
+                                 f"entry (not even its own); pass a number or leave '{k}' out of key=")
+            if v < 0:
+                raise ValueError(f"autotune({self.__name__}): key argument '{k}' is {v}; key values are the sizes "
+                                 f"the tuning runs at and must be >= 0 (leave a signed argument out of key=)")
 
     def _launch(self, config, meta, args, kwargs, grid):
         if config.pre_hook is not None:

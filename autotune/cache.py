@@ -110,11 +110,16 @@ class _ReadOnlyResults:
 
 
 class TuningCache:
-    def __init__(self, directory=None):
+    def __init__(self, directory=None, create: bool = True):
+        """`create=False`: a reader (the command line's list, show, export, clear, verify) that
+        finds no directory sees an empty cache and leaves none behind."""
         self.dir = pathlib.Path(directory) if directory is not None else default_dir()
         self.memory: dict = {}   # results kept in this process when the directory cannot take them
         self.problem = None      # why the directory cannot be written, if it cannot
         self.db = None
+        self.log = RecordLog(self.dir / "records.jsonl", on_error=self._fault)
+        if not create and not self.dir.exists():
+            return
         try:
             self.dir.mkdir(parents=True, exist_ok=True)
             self.db = self._open(self.dir / "results")
@@ -123,7 +128,6 @@ class TuningCache:
         except sqlite3.OperationalError as e:
             self._fault(e)
             self._open_read_only()
-        self.log = RecordLog(self.dir / "records.jsonl", on_error=self._fault)
 
     def _fault(self, error):
         """The directory cannot take writes: say so once, keep results in memory."""
@@ -227,16 +231,18 @@ class TuningCache:
             gone = bool(self.db.delete("result:" + key)) or gone
         return gone
 
-    def clear(self, records: bool = False) -> int:
+    def clear(self, records: bool = False) -> tuple[int, int]:
         """Remove every entry; the measurement records too only when asked (they resume
-        interrupted tunings and teach later ones)."""
+        interrupted tunings and teach later ones).  Returns (entries, records) removed."""
         n = len(self.entries())
         self.memory.clear()
         if isinstance(self.db, diskcache.Cache):
             self.db.clear()
+        gone = 0
         if records and self.log.path.exists():
+            gone = len(self.log.read())
             self.log.path.unlink()
-        return n
+        return n, gone
 
     def close(self):
         if self.db is not None:

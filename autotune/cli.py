@@ -15,6 +15,7 @@ import argparse
 import json
 import os
 import sys
+import textwrap
 
 
 from .cache import TuningCache
@@ -42,28 +43,38 @@ def _tuner_name(settings):
     return t.get("class", "?").rsplit(".", 1)[-1] if isinstance(t, dict) else str(t)
 
 
+def _reader(args) -> TuningCache:
+    """The cache a command reads: never created by reading it."""
+    return TuningCache(args.cache_dir, create=False)
+
+
 def cmd_list(args):
-    cache = TuningCache(args.cache_dir)
+    cache = _reader(args)
     rows = cache.entries()
-    print(f"{len(rows)} tuned entries in {cache.dir}")
-    if rows:
-        print(f"{'key':12}  {'kernel and key values':40}  {'tuner':10}  {'measured':>8}  {'best µs':>9}  config")
-    for e in rows:
+    print(f"{len(rows)} tuned entries in {cache.dir}" + ("" if cache.dir.exists() else " (no such directory)"))
+    if not rows:
+        return
+    names = [e["kernel"] + e["args"] for e in rows]
+    width = min(max(len("kernel and key values"), *map(len, names)), 64)
+    print(f"{'key':12}  {'kernel and key values':{width}}  {'tuner':10}  {'measured':>8}  {'best µs':>9}  config")
+    for e, name in zip(rows, names):
         c = e["config"]
-        print(f"{e['key'][:12]}  {(e['kernel'] + e['args'])[:40]:40}  {_tuner_name(e['settings']):10}  "
+        shown = name if len(name) <= width else textwrap.shorten(name, width, placeholder=" ...")
+        print(f"{e['key'][:12]}  {shown:{width}}  {_tuner_name(e['settings']):10}  "
               f"{e['measured']:>8}  {e['time'] * 1e6:>9.1f}  {c['kwargs']} warps={c['num_warps']} "
               f"stages={c['num_stages']}")
 
 
 def cmd_show(args):
     from . import report
-    cache = TuningCache(args.cache_dir)
+    cache = _reader(args)
     e = _entry(cache, args.key)
     print(report.show(e, cache.log.read(e["key"]), plot=args.plot, knobs=args.knobs))
 
 
 def cmd_export(args):
-    data = json.dumps(TuningCache(args.cache_dir).entries(), indent=2, sort_keys=True, default=str)
+    entries = _reader(args).entries()
+    data = json.dumps(entries, indent=2, sort_keys=True, default=str)
     if args.output:
         tmp = f"{args.output}.tmp-{os.getpid()}"
         try:  # written whole or not at all
@@ -74,17 +85,19 @@ def cmd_export(args):
             if os.path.exists(tmp):
                 os.unlink(tmp)
             raise CommandError(f"cannot write {args.output}: {e.strerror or e}") from None
+        print(f"wrote {len(entries)} entries to {args.output}")
     else:
         print(data)
 
 
 def cmd_clear(args):
-    cache = TuningCache(args.cache_dir)
+    cache = _reader(args)
     if args.key is not None:  # (an empty prefix is a prefix, never "everything")
-        n = int(cache.delete(_entry(cache, args.key)["key"]))
+        n, gone = int(cache.delete(_entry(cache, args.key)["key"])), 0
     else:
-        n = cache.clear(records=args.records)
-    print(f"removed {n} entries from {cache.dir}")
+        n, gone = cache.clear(records=args.records)
+    print(f"removed {n} entries" + (f" and the records of {gone} measurements" if args.records else "") +
+          f" from {cache.dir}")
 
 
 def _shape(text):
@@ -105,7 +118,7 @@ def cmd_verify(args):
             raise CommandError(f"verify {args.kernel} needs --shape, e.g. --shape M=200,N=300,K=100")
         print(verify.run(args.kernel, args.shape, args.configs, args.seed))
         return
-    cache = TuningCache(args.cache_dir)
+    cache = _reader(args)
     print(verify.run_entry(_entry(cache, args.kernel), cache.log.read(), args.configs, args.seed, args.origin))
 
 

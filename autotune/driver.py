@@ -47,9 +47,12 @@ class Progress:
     spent, configs refused, elapsed and remaining wall time.  By default it appears only on a
     terminal and only once a tuning has taken 2 s."""
 
+    LABEL = 36   # characters of the task's name: the counts after it must fit a terminal line
+
     def __init__(self, total, label, enabled):
         from tqdm import tqdm
         self.refused = 0
+        label = label if len(label) <= self.LABEL else label[:self.LABEL - 3] + "..."
         self.bar = tqdm(total=total, desc=label, unit="cfg", file=sys.stderr, dynamic_ncols=True, leave=True,
                         disable=None if enabled is None else not enabled, delay=2.0 if enabled is None else 0.0)
 

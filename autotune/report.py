@@ -72,20 +72,32 @@ def show(entry: dict, records: list, plot: str | None = None, knobs=None) -> str
     return "\n".join(lines)
 
 
+def _in_order(value):
+    """Knob values sorted as values (256 before 1024), anything else after them as text."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return (0, value, "")
+    return (1, 0, str(value))
+
+
 def draw(records, path: str, knobs=None) -> str:
     """The best-so-far curve and a heatmap of the best time over two knobs, into `path`."""
-    try:
+    ok = [r for r in records if r.ok]
+    names = sorted({k for r in ok for k in r.config.all_kwargs()})
+    if knobs is None:
+        varied = [k for k in names if len({r.config.all_kwargs().get(k) for r in ok}) > 1]
+        knobs = (varied + names)[:2]
+    else:
+        unknown = [k for k in knobs if k not in names]
+        if unknown:
+            raise ValueError(f"--knobs {' '.join(knobs)}: no config has {', '.join(map(repr, unknown))}; "
+                             f"the knobs are {', '.join(names)}")
+    try:   # (the plot extra: matplotlib is optional)
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
         raise RuntimeError("--plot needs matplotlib: pip install -e '.[plot]'") from None
     import numpy as np
-    ok = [r for r in records if r.ok]
-    names = sorted({k for r in ok for k in r.config.all_kwargs()})
-    if knobs is None:
-        varied = [k for k in names if len({r.config.all_kwargs().get(k) for r in ok}) > 1]
-        knobs = (varied + names)[:2]
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
     steps = list(range(1, len(records) + 1))
     best, b = [], float("inf")
@@ -95,16 +107,17 @@ def draw(records, path: str, knobs=None) -> str:
     left.plot(steps, best, drawstyle="steps-post")
     left.set(xlabel="measurements", ylabel="best time so far (µs)", title="best so far")
     if len(knobs) == 2 and ok:
-        xs = sorted({r.config.all_kwargs().get(knobs[0]) for r in ok}, key=str)
-        ys = sorted({r.config.all_kwargs().get(knobs[1]) for r in ok}, key=str)
+        xs = sorted({r.config.all_kwargs().get(knobs[0]) for r in ok}, key=_in_order)
+        ys = sorted({r.config.all_kwargs().get(knobs[1]) for r in ok}, key=_in_order)
         grid = np.full((len(ys), len(xs)), np.nan)
         for r in ok:
             kw = r.config.all_kwargs()
             i, j = ys.index(kw.get(knobs[1])), xs.index(kw.get(knobs[0]))
             grid[i, j] = np.nanmin([grid[i, j], r.time * 1e6])
         im = right.imshow(grid, origin="lower", aspect="auto")
-        right.set(xticks=range(len(xs)), xticklabels=[str(x) for x in xs], yticks=range(len(ys)),
-                  yticklabels=[str(y) for y in ys], xlabel=knobs[0], ylabel=knobs[1], title="best µs")
+        right.set_xticks(range(len(xs)), labels=[str(x) for x in xs])   # a label per value, in value order
+        right.set_yticks(range(len(ys)), labels=[str(y) for y in ys])
+        right.set(xlabel=knobs[0], ylabel=knobs[1], title="best µs")
         fig.colorbar(im, ax=right)
     fig.tight_layout()
     fig.savefig(path)

@@ -8,6 +8,7 @@ work on the same object.
 from __future__ import annotations
 
 import itertools
+import numbers
 import math
 from typing import Callable, Mapping, Sequence
 
@@ -26,6 +27,11 @@ class Config:
         if not isinstance(kwargs, Mapping):
             raise TypeError(f"Config kwargs must be a mapping of meta-parameters, got {type(kwargs).__name__}")
         self.kwargs = dict(kwargs)
+        for name, v, least in (("num_warps", num_warps, 1), ("num_stages", num_stages, 0), ("num_ctas", num_ctas, 1)):
+            if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < least:
+                raise ValueError(f"Config: {name} must be an int >= {least}, got {v!r}")
+        if num_warps & (num_warps - 1):
+            raise ValueError(f"Config: num_warps must be a power of 2 (as in Triton), got {num_warps}")
         self.num_warps, self.num_stages, self.num_ctas = int(num_warps), int(num_stages), int(num_ctas)
         self.maxnreg, self.pre_hook = maxnreg, pre_hook
 
@@ -50,6 +56,21 @@ class Config:
         return f"Config({{{inner}}}, num_warps={self.num_warps}, num_stages={self.num_stages})"
 
     __str__ = __repr__
+
+
+def library_config(config, default: Config, who: str) -> Config:
+    """A library kernel's config: `default` when none is given, else one that names exactly the
+    default's meta-parameters (a partial config would silently take the rest from the default)."""
+    if config is None:
+        return default
+    cfg = as_config(config)
+    missing = [k for k in default.kwargs if k not in cfg.kwargs]
+    unknown = [k for k in cfg.kwargs if k not in default.kwargs]
+    if missing or unknown:
+        raise ValueError(f"{who}: config must give every one of {list(default.kwargs)}"
+                         + (f"; it lacks {missing}" if missing else "") + (f"; it has unknown {unknown}" if unknown else "")
+                         + " (or pass config=None for the default)")
+    return cfg
 
 
 def as_config(cfg) -> Config:

@@ -1,7 +1,20 @@
 """A Task: one kernel at one shape on one device, the unit that tuners and the decorator measure."""
 from __future__ import annotations
 
+import numbers
+
 from .space import Space, as_config
+
+
+def _size(kernel: str, name: str, value) -> int:
+    """A size of a stated kernel's shape: a positive int.  Zero is refused too: an empty
+    operand has nothing to tune (the library kernels return an empty result without launching)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"Task: {kernel}'s {name} must be an int (a size), got {value!r}")
+    if value < 1:
+        raise ValueError(f"Task: {kernel}'s {name} must be a positive size, got {name}={value}"
+                         + (" (an empty operand has nothing to tune)" if value == 0 else ""))
+    return int(value)
 
 
 class Task:
@@ -25,9 +38,12 @@ class Task:
             raise TypeError(f"Task: {getattr(kernel, '__name__', kernel)!r} states no launch profile; "
                             f"pass launch=<function of a config that launches it> so it can be traced")
         if stated:
-            missing = [k for k in getattr(kernel, "shape_keys", ()) if k not in shape]
+            keys = getattr(kernel, "shape_keys", ())
+            missing = [k for k in keys if k not in shape]
             if missing:
                 raise TypeError(f"Task: {kernel.__name__} needs shape argument(s) {missing}, got {sorted(shape)}")
+            for k in keys:
+                self.shape[k] = _size(kernel.__name__, k, shape[k])
         self.space = space if space is not None else getattr(kernel, "space", None)
         if self.space is None and stated:
             raise TypeError(f"Task: no search space: {getattr(kernel, '__name__', kernel)!r} has none; pass space=")

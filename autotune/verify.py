@@ -32,6 +32,9 @@ def run(name: str, shape: dict, n: int = 8, seed: int = 0) -> str:
     missing = [k for k in kernel.shape_keys if k not in shape]
     if missing:
         raise ValueError(f"--shape needs {list(kernel.shape_keys)}, missing {missing}")
+    unknown = [k for k in shape if k not in kernel.shape_keys]
+    if unknown:
+        raise ValueError(f"--shape of {name} takes {list(kernel.shape_keys)}; {unknown} is not one of them")
     elements = shape["M"] * shape.get("K", shape.get("N", 1)) * 3
     if elements * 8 > MAX_BYTES:
         raise ValueError(f"--shape {shape} needs about {elements * 8 / 2**30:.0f} GiB of arrays to check on the CPU; "

@@ -11,7 +11,7 @@ import numpy as np
 
 import minitriton as mt
 import minitriton.language as tl
-from autotune.space import as_config
+from autotune.space import library_config
 from autotune.sketch import gemm_rules
 from .gemm import SPACE, DEFAULT, REDUCE_BLOCK, ACTIVATIONS, epilogue, grouped_tile, splitk_reduce_kernel, _strides
 
@@ -97,7 +97,7 @@ def conv2d(x, w, bias=None, stride=1, padding=0, activation=None, config=None):
     kh, kw, c, _ = w.shape
     M, K = n * oh * ow, kh * kw * c
     w2 = np.ascontiguousarray(w).reshape(K, f)
-    cfg = as_config(config or DEFAULT)
+    cfg = library_config(config, DEFAULT, "conv2d")
     kwargs = {**DEFAULT.kwargs, **cfg.kwargs}
     bm, bn, sk = kwargs["BLOCK_M"], kwargs["BLOCK_N"], kwargs["SPLIT_K"]
     y = np.empty((n, oh, ow, f), x.dtype)

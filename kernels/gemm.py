@@ -12,7 +12,7 @@ import numpy as np
 
 import minitriton as mt
 import minitriton.language as tl
-from autotune.space import Config, Space, as_config
+from autotune.space import library_config, Config, Space, as_config
 from autotune.sketch import gemm_rules
 
 SPACE = Space(BLOCK_M=[16, 32, 64, 128, 256], BLOCK_N=[16, 32, 64, 128, 256], BLOCK_K=[16, 32, 64, 128, 256],
@@ -134,7 +134,7 @@ def _check_operands(a, b, bias, activation):
 def matmul(a, b, bias=None, activation=None, config=None, out=None, fuse_epilogue=True):
     """C = activation(a @ b + bias) with one config; returns C in a's dtype."""
     _check_operands(a, b, bias, activation)
-    cfg = as_config(config or DEFAULT)
+    cfg = library_config(config, DEFAULT, "matmul")
     kw = {**DEFAULT.kwargs, **cfg.kwargs}
     M, K = a.shape
     N = b.shape[1]

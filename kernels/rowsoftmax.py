@@ -5,7 +5,7 @@ import numpy as np
 
 import minitriton as mt
 import minitriton.language as tl
-from autotune.space import Config, Space, as_config
+from autotune.space import library_config, Config, Space, as_config
 
 SPACE = Space(ROWS=[1, 2, 4, 8, 16], num_warps=[1, 2, 4, 8, 16, 32], num_stages=[1, 2, 3, 4])
 DEFAULT = Config({"ROWS": 1}, num_warps=4, num_stages=2)
@@ -29,7 +29,7 @@ def softmax(x, config=None):
     """Softmax of each row of a 2-D array (rows contiguous), output in x's dtype."""
     if not isinstance(x, np.ndarray) or x.ndim != 2 or x.strides[1] != x.itemsize:
         raise ValueError("softmax: 'x' must be a 2-D numpy array with contiguous rows")
-    cfg = as_config(config or DEFAULT)
+    cfg = library_config(config, DEFAULT, "softmax")
     rows = {**DEFAULT.kwargs, **cfg.kwargs}["ROWS"]
     M, N = x.shape
     out = np.empty_like(x)

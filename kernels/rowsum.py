@@ -10,7 +10,7 @@ import numpy as np
 
 import minitriton as mt
 import minitriton.language as tl
-from autotune.space import Config, Space, as_config
+from autotune.space import library_config, Config, Space, as_config
 from autotune.sketch import reduction_rules
 
 SPACE = Space(BLOCK_N=[128, 256, 512, 1024, 2048, 4096], SPLIT=[1, 2, 4, 8, 16, 32, 64],
@@ -46,7 +46,7 @@ def row_sum(x, config=None):
     """Sum of each row of a 2-D array, in float32."""
     if not isinstance(x, np.ndarray) or x.ndim != 2:
         raise ValueError(f"row_sum: 'x' must be a 2-D numpy array, got {getattr(x, 'shape', type(x).__name__)}")
-    cfg = as_config(config or DEFAULT)
+    cfg = library_config(config, DEFAULT, "row_sum")
     kw = {**DEFAULT.kwargs, **cfg.kwargs}
     M, N = x.shape
     out = np.empty(M, np.float32)

@@ -221,6 +221,9 @@ class JITFunction:
         for k in options:
             if k not in self.signature.parameters:
                 del kwargs[k]
+        warps = options.get("num_warps", 4)
+        if isinstance(warps, bool) or not isinstance(warps, (int, np.integer)) or warps < 1 or warps & (warps - 1):
+            raise ValueError(f"kernel '{self.__name__}': num_warps must be a power of 2 (as in Triton), got {warps!r}")
         bound = self.bind(args, kwargs)
         grid = self._grid(grid, bound)
         self.last_launch = dict(grid=grid, args=bound, num_warps=options.get("num_warps", 4),

@@ -103,9 +103,41 @@ class Shape(tuple):
     __hash__ = tuple.__hash__
 
 
+# numpy ufuncs that a Python operator between a numpy scalar and a block calls: they are the
+# operator, applied the block's way; any other numpy function on a block is refused
+_OPERATOR_UFUNCS = {np.add: "add", np.subtract: "sub", np.multiply: "mul", np.true_divide: "truediv",
+                    np.floor_divide: "floordiv", np.remainder: "mod", np.power: "pow", np.bitwise_and: "and",
+                    np.bitwise_or: "or", np.bitwise_xor: "xor", np.left_shift: "lshift", np.right_shift: "rshift",
+                    np.less: "lt", np.less_equal: "le", np.greater: "gt", np.greater_equal: "ge", np.equal: "eq",
+                    np.not_equal: "ne"}
+_REFLECTED = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le", "eq": "eq", "ne": "ne"}
+
+
+def _not_in_kernels(what: str):
+    return TypeError(f"{what} cannot run on a block inside a minitriton kernel: Triton compiles only "
+                     f"triton.language operations (use tl.* or tl.math.*, e.g. tl.sin, tl.sum, tl.where)")
+
+
 class tensor:
     __slots__ = ("_v", "dtype", "shape", "aff", "buf", "pv", "owned", "win", "lazy")
-    __array_priority__ = 1000  # numpy scalars defer to our operators
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        """`np.float32(2) * x` is the operator (numpy asks us first); `np.sin(x)` is refused."""
+        name = _OPERATOR_UFUNCS.get(ufunc)
+        if name is None or method != "__call__" or kwargs or len(inputs) != 2:
+            raise _not_in_kernels(f"numpy's {ufunc.__name__}")
+        a, b = (v[()] if type(v) is np.ndarray and v.ndim == 0 else v for v in inputs)  # numpy's 0-d scalars
+        if a is self:
+            return getattr(self, f"__{name}__")(b)
+        if name in _REFLECTED:
+            return getattr(self, f"__{_REFLECTED[name]}__")(a)
+        return getattr(self, f"__r{name}__")(a)
+
+    def __array_function__(self, func, types, args, kwargs):
+        raise _not_in_kernels(f"numpy's {func.__name__}")
+
+    def __array__(self, dtype=None, copy=None):
+        raise _not_in_kernels("converting to a numpy array (np.asarray, np.array)")
 
     def __init__(self, v, dtype, shape, aff=None, buf=None):
         shape = shape if type(shape) is Shape else Shape(shape)

@@ -128,7 +128,7 @@ def check_configs(run: Callable, configs: Sequence, reference: np.ndarray | None
 
 def _describe(tol) -> str:
     tol = np.asarray(tol)
-    return f"{float(tol):.3g}" if tol.size == 1 else f"up to {float(tol.max()):.3g}"
+    return f"{float(tol.reshape(-1)[0]):.3g}" if tol.size == 1 else f"up to {float(tol.max()):.3g}"
 
 
 def _assert_within(err, allowed, what, got, want, rule, unit=None, ulps=None):

@@ -321,3 +321,35 @@ def test_an_argument_no_launch_can_take_is_refused_before_tuning(tmp_path):
     with pytest.raises(TypeError, match="argument 'x_ptr' has unsupported type list"):
         k[(1,)]([1.0] * 16, np.zeros(16, np.float32), 16)
     assert k.last_tuning is None
+
+
+def test_bad_sizes_configs_and_keys_are_refused_naming_them(tmp_path):
+    import kernels
+    from autotune import Task
+    for M, err, match in ((-5, ValueError, "M must be a positive size, got M=-5"),
+                          (0, ValueError, "M=0 \\(an empty operand has nothing to tune\\)"),
+                          (64.5, TypeError, "M must be an int \\(a size\\), got 64.5"),
+                          (True, TypeError, "M must be an int")):
+        with pytest.raises(err, match=match):
+            Task(kernels.matmul, M=M, N=64, K=64)
+    assert Task(kernels.matmul, M=np.int64(64), N=64, K=64).shape["M"] == 64
+    with pytest.raises(ValueError, match="num_warps must be a power of 2"):
+        Config({"BLOCK": 16}, num_warps=3)
+    with pytest.raises(ValueError, match="num_stages must be an int >= 0"):
+        Config({"BLOCK": 16}, num_stages=-1)
+    a, b = np.ones((32, 32), np.float16), np.ones((32, 32), np.float16)
+    with pytest.raises(ValueError, match=r"matmul: config must give every one of .*lacks \['BLOCK_N', 'BLOCK_K'"):
+        kernels.matmul(a, b, config={"BLOCK_M": 64})
+    with pytest.raises(ValueError, match=r"has unknown \['BLOCK'\]"):
+        kernels.matmul(a, b, config={"BLOCK_M": 16, "BLOCK_N": 16, "BLOCK_K": 16, "GROUP_M": 1, "SPLIT_K": 1,
+                                     "BLOCK": 2})
+    assert kernels.matmul(np.ones((0, 32), np.float16), b).shape == (0, 32)   # an empty product: no launch
+    with pytest.raises(ValueError, match="num_warps must be a power of 2"):
+        unmasked_kernel[(1,)](np.zeros(16, np.float32), np.zeros(16, np.float32), 16, BLOCK=16, num_warps=3)
+    k = autotune(configs=[Config({"BLOCK": 16})], key=["n"], cache_dir=tmp_path)(unmasked_kernel)
+    x = np.zeros(16, np.float32)
+    with pytest.raises(ValueError, match="key argument 'n' is -16"):
+        k[(1,)](x, x.copy(), -16)
+    with pytest.raises(ValueError, match="key argument 'n' is NaN"):
+        k[(1,)](x, x.copy(), float("nan"))
+    assert k.last_tuning is None

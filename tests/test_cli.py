@@ -124,6 +124,31 @@ def test_clear_keeps_the_records_unless_asked(tmp_path, capsys):
     assert cache.entries() == [] and len(cache.log.read()) == len(CONFIGS)   # resume data kept
     assert main(["clear", "--records", "--cache-dir", str(tmp_path)]) == 0
     assert TuningCache(tmp_path).log.read() == []
+    assert f"removed 0 entries and the records of {len(CONFIGS)} measurements" in capsys.readouterr().out
+
+
+def test_what_the_commands_say(tmp_path, capsys):
+    """list shows whole names (cut only at a word, past 64 characters) and never creates the
+    directory it lists; export -o says what it wrote; show --knobs and verify --shape refuse
+    names that are not there instead of ignoring them."""
+    empty = tmp_path / "nothing-here"
+    assert main(["list", "--cache-dir", str(empty)]) == 0
+    assert "0 tuned entries" in capsys.readouterr().out and not empty.exists()
+    _call(make(tmp_path), 100)
+    main(["list", "--cache-dir", str(tmp_path)])
+    row = capsys.readouterr().out.splitlines()[2]
+    name = row.split("  ")[1].strip()
+    assert name.startswith("scale_kernel(128, ") and (name.endswith(")") or name.endswith(" ...")), row
+    main(["export", "-o", str(tmp_path / "out.json"), "--cache-dir", str(tmp_path)])
+    assert capsys.readouterr().out.strip() == f"wrote 1 entries to {tmp_path / 'out.json'}"
+    key = row.split()[0]
+    assert main(["show", key, "--knobs", "BLOCK_M", "foo", "--plot", str(tmp_path / "p.png"),
+                 "--cache-dir", str(tmp_path)]) == 1
+    assert "no config has 'foo'" in capsys.readouterr().err and not (tmp_path / "p.png").exists()
+    assert main(["verify", "matmul", "--shape", "M=8,N=8,K=8,Q=5"]) == 1
+    assert "['Q'] is not one of them" in capsys.readouterr().err
+    assert main(["verify", "matmul", "--shape", "M=1,N=1,K=1", "--configs", "2"]) == 0
+    assert "2 configs agree" in capsys.readouterr().out
 
 
 SCRIPT = '''import numpy as np, minitriton as mt, minitriton.language as tl
@@ -164,3 +189,26 @@ def test_verify_loads_a_scripts_kernel_only_from_the_script_the_user_names(tmp_p
     edited = _cli("--cache-dir", cache, "verify", key, "--from", script)
     _one_line_error(edited)
     assert "not the source that was tuned" in edited.stderr
+
+
+def test_the_heatmap_orders_and_labels_knob_values_as_values(tmp_path, monkeypatch):
+    import matplotlib.pyplot as plt
+    from autotune import Config, report
+    from autotune.records import Record
+    records = [Record(Config({"BLOCK": b, "W": w}), [1e-6 * b / w]) for b in (1024, 256, 64) for w in (1, 2, 4)]
+    kept = []
+    monkeypatch.setattr(plt, "close", kept.append)
+    report.draw(records, str(tmp_path / "h.png"), ("BLOCK", "W"))
+    heat = kept[0].axes[1]
+    assert [t.get_text() for t in heat.get_xticklabels()] == ["64", "256", "1024"]
+    assert [t.get_text() for t in heat.get_yticklabels()] == ["1", "2", "4"]
+
+
+def test_the_demo_says_what_it_shows(capsys):
+    from kernels import demo
+    demo.main(quick=True)
+    out = capsys.readouterr().out
+    for shape in ("square", "prefill_qkv", "decode", "wgrad", "small"):
+        assert f"\n  {shape}" in out and f"| {shape} |" in out      # explained, then measured
+    assert "64 measurements" in out and "157,500 configs" in out and "% = the optimum's time" in out
+    assert "every result is within fp16 rounding" in out

@@ -291,3 +291,32 @@ def test_values_stored_to_half_are_rounded_even_when_read_back_in_the_launch():
     want = (x * 3).astype(np.float16)
     np.testing.assert_array_equal(out[:16], want)
     np.testing.assert_array_equal(out[16:], want)
+
+
+@mt.jit
+def numpy_scalars_kernel(x_ptr, y_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    i = offs.to(tl.int32)
+    y = np.float32(2) * x - np.float32(1) + (np.int32(7) - i) * (np.float32(0.5) < x)
+    y += ((np.int32(1) << (i & 3)) | np.int32(8)) % np.int32(5) + (np.int32(20) // (i + 1))
+    tl.store(y_ptr + offs, y)
+
+
+@mt.jit
+def numpy_function_kernel(x_ptr, y_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(y_ptr + offs, np.sin(tl.load(x_ptr + offs)))
+
+
+def test_numpy_scalars_are_operators_and_numpy_functions_are_refused():
+    """`np.float32(2) * x` is the operator on the block (numpy defers to it); `np.sin(x)` is not a
+    Triton operation and is refused, as Triton's compiler refuses it, instead of running."""
+    x = np.linspace(0, 1, 16, dtype=np.float32)
+    y = np.zeros_like(x)
+    numpy_scalars_kernel[(1,)](x, y, BLOCK=16)
+    i = np.arange(16, dtype=np.int32)
+    want = 2 * x - 1 + (7 - i) * (0.5 < x) + ((1 << (i & 3)) | 8) % 5 + 20 // (i + 1)
+    np.testing.assert_allclose(y, want.astype(np.float32), rtol=1e-6)
+    with pytest.raises(TypeError, match="numpy's sin cannot run on a block inside a minitriton kernel.*tl.sin"):
+        numpy_function_kernel[(1,)](x, y, BLOCK=16)
