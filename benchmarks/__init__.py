@@ -1,1 +1,1 @@
-"""One script per experiment; each prints a markdown table (and can refresh the README's copy)."""
+"""One script per experiment; each prints a markdown table (and can refresh its copy in docs/benchmarks.md)."""

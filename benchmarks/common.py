@@ -1,7 +1,9 @@
-"""Shared benchmark plumbing: timing, markdown tables, and refreshing the README's tables."""
+"""Shared benchmark plumbing: timing, markdown tables, and refreshing docs/benchmarks.md and the
+README's summary of it."""
 from __future__ import annotations
 
 import argparse
+import ast
 import os
 import pathlib
 import platform
@@ -11,12 +13,13 @@ import time
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
+BENCHMARKS_PAGE = ROOT / "docs" / "benchmarks.md"
 
 
 def parser(description: str) -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=description)
     p.add_argument("--quick", action="store_true", help="fewer repeats, for a smoke run (under a minute)")
-    p.add_argument("--update-readme", action="store_true", help="write the table into README.md")
+    p.add_argument("--update-readme", action="store_true", help="write the table into docs/benchmarks.md (and the README's summary)")
     return p
 
 
@@ -100,12 +103,42 @@ def blas() -> str:
 
 
 def update_readme(name: str, text: str):
-    """Replace the block between <!-- bench:name --> and <!-- /bench:name --> in README.md."""
-    src = README.read_text()
+    """Put a benchmark's text in its <!-- bench:name --> block of docs/benchmarks.md, then refresh
+    the README's summary of every block."""
+    src = BENCHMARKS_PAGE.read_text()
     pattern = re.compile(rf"(<!-- bench:{name} -->\n).*?(<!-- /bench:{name} -->)", re.S)
     if not pattern.search(src):
-        raise SystemExit(f"README.md has no <!-- bench:{name} --> block to update")
-    README.write_text(pattern.sub(lambda m: m.group(1) + text.rstrip() + "\n" + m.group(2), src))
+        raise SystemExit(f"docs/benchmarks.md has no <!-- bench:{name} --> block to update")
+    BENCHMARKS_PAGE.write_text(pattern.sub(lambda m: m.group(1) + text.rstrip() + "\n" + m.group(2), src))
+    refresh_summary()
+
+
+def refresh_summary():
+    """The README's table of every benchmark: what it measures (its docstring's first line) and
+    its headline (the first line of its current table's text that states a goal), linked to the
+    full table."""
+    page = BENCHMARKS_PAGE.read_text()
+    rows = []
+    for m in re.finditer(r"<!-- bench:(\w+) -->\n(.*?)<!-- /bench:\1 -->", page, re.S):
+        name, body = m.group(1), m.group(2)
+        headline = next((line.strip() for line in body.splitlines() if re.match(r"\**Goals?\b", line.strip())), "")
+        rows.append((f"[{name}](docs/benchmarks.md#{name})", _purpose(name), headline or "see its table"))
+    table = markdown(["benchmark", "what it measures", "headline"], rows)
+    readme = README.read_text()
+    pattern = re.compile(r"(<!-- summary -->\n).*?(<!-- /summary -->)", re.S)
+    if not pattern.search(readme):
+        raise SystemExit("README.md has no <!-- summary --> block to update")
+    README.write_text(pattern.sub(lambda m: m.group(1) + table + "\n" + m.group(2), readme))
+
+
+def _purpose(name: str) -> str:
+    """The first sentence of benchmarks/NAME.py's docstring, read without importing it."""
+    try:
+        doc = ast.get_docstring(ast.parse((ROOT / "benchmarks" / f"{name}.py").read_text())) or ""
+    except (OSError, SyntaxError):
+        return ""
+    first = " ".join(doc.strip().split("\n\n")[0].split())
+    return re.split(r"(?<=[^.])\.(\s|$)", first)[0]
 
 
 def share_curve(task, tuner, budget: int, seed: int, truth, **tune_kw):
