@@ -25,7 +25,7 @@ def parser(description: str) -> argparse.ArgumentParser:
 
 def main(doc: str, name: str, make_text, argv=None):
     """The command line every benchmark shares: print the text `make_text(quick)` makes, and
-    with --update-readme put it in the README's <!-- bench:name --> block."""
+    with --update-readme put it in its <!-- bench:name --> block of docs/benchmarks.md."""
     args = parser(doc).parse_args(argv)
     text = make_text(args.quick)
     print(text)

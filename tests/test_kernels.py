@@ -163,3 +163,13 @@ def test_library_spaces():
 
 def cfg_in(space, cfg):
     return {**cfg, "num_warps": 4, "num_stages": 3} in space
+
+
+def test_testing_offers_its_own_names_and_tritons_assert_close():
+    from minitriton import testing
+    assert set(dir(testing)) == set(testing.__all__) and not {"np", "dataclasses", "Callable"} & set(dir(testing))
+    testing.assert_close(np.float32([1.0, 2.0]), np.float32([1.0, 2.005]))            # atol 1e-2 by default
+    with pytest.raises(AssertionError):
+        testing.assert_close(np.float32([1.0]), np.float32([1.02]))
+    testing.assert_close(np.float32([np.nan, 1]), np.float32([np.nan, 1]), atol=0)     # NaN equals NaN
+    testing.assert_close(np.float16([100]), np.float16([101]), atol=lambda dt: 0.0, rtol=0.02)
