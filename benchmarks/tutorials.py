@@ -4,7 +4,7 @@ Each kernel is written the way Triton's tutorials write it (our own code), run b
 executor, checked against an equivalent numpy computation, and timed against it in the same
 process (medians of alternating runs).  The table also says which path each launch took:
 lockstep (divergent control flow under masks included) or one program at a time.
-Goals (issue 7): every kernel within 3x of numpy, none one program at a time.
+Goals: every kernel within 3x of numpy, none one program at a time (issue 7); within 1.5x (issue 28).
 """
 from __future__ import annotations
 
@@ -112,7 +112,7 @@ def cases(quick):
 
 def run(quick: bool):
     repeats = 3 if quick else 7
-    rows = []
+    rows, over = [], []
     for name, size, kernel_fn, numpy_fn, tol, kernel in cases(quick):
         got, want = np.asarray(kernel_fn(), np.float64), np.asarray(numpy_fn(), np.float64)
         err = float(np.abs(got - want).max())
@@ -122,9 +122,12 @@ def run(quick: bool):
             t_k.append(median_time(kernel_fn, 1, warmup=0))
             t_np.append(median_time(numpy_fn, 1, warmup=0))
         ratio = float(np.median(np.array(t_k) / np.array(t_np)))
+        if ratio > 1.5 or not path.startswith("lockstep") or not err <= tol:
+            over.append(f"{name} {ratio:.1f}×" + ("" if path.startswith("lockstep") else " (one program at a time)")
+                        + ("" if err <= tol else " (error above tolerance)"))
         rows.append((name, size, f"{np.median(t_np) * 1e3:.1f}", f"{np.median(t_k) * 1e3:.1f}", f"**{ratio:.1f}×**",
-                     "yes" if ratio <= 3 else "no", path.split(" (")[0], f"{err:.1e}" + ("" if err <= tol else " (!)")))
-    table = markdown(["kernel", "size", "numpy ms", "executor ms", "executor / numpy", "≤ 3×", "path",
+                     "yes" if ratio <= 1.5 else "no", path.split(" (")[0], f"{err:.1e}" + ("" if err <= tol else " (!)")))
+    table = markdown(["kernel", "size", "numpy ms", "executor ms", "executor / numpy", "≤ 1.5×", "path",
                       "max abs error"], rows)
     from minitriton import compat
     supported, refused, broken = compat.coverage()
@@ -132,7 +135,9 @@ def run(quick: bool):
     cover = (f"Triton language coverage (minitriton/compat.py): {len(supported)} of {names} names of "
              f"`triton.language` run with Triton's semantics; {len(refused)} raise a clear NotImplementedError "
              f"({', '.join(refused)})" + (f"; {len(broken)} are missing ({', '.join(broken)})" if broken else "") + ".")
-    return table + f"\n\nMedians of {repeats} alternating runs on {machine()}.\n\n{cover}\n"
+    goals = "met" if not over else "missed on " + ", ".join(over)
+    return table + (f"\n\nMedians of {repeats} alternating runs on {machine()}.\n\nGoals (every kernel ≤ 1.5× numpy, "
+                    f"in lockstep, within tolerance of numpy's answer): {goals}.\n\n{cover}\n")
 
 
 def main(argv=None):
