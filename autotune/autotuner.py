@@ -122,7 +122,7 @@ class Autotuner:
                 or self.tuner in TUNERS):
             raise ValueError(f"{where}: tuner= must be one of {sorted(TUNERS)}, a Tuner subclass or a Tuner object, "
                              f"got {self.tuner!r}")
-        if budget is not None and (isinstance(budget, bool) or not isinstance(budget, int) or budget < 1):
+        if budget is not None and (isinstance(budget, bool) or not isinstance(budget, (int, np.integer)) or budget < 1):
             raise ValueError(f"autotune({self.__name__}): budget= must be a positive int, got {budget!r}")
         if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
             raise ValueError(f"{where}: repeats= must be a positive int (timed repeats per measurement), "

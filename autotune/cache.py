@@ -17,9 +17,9 @@ import hashlib
 import json
 import os
 import pathlib
-import pickle
 import socket
 import sqlite3
+import stat
 import sys
 import time
 import warnings
@@ -33,7 +33,8 @@ try:
 except ImportError:  # not POSIX: no cross-process lock, tunings may then run twice
     fcntl = None
 
-VERSION = 1
+VERSION = 2       # of an entry's format: 2 is JSON text (1 was a pickle)
+KEY_VERSION = 1   # of what a cache key digests (kept: an old entry is found, refused and replaced)
 _WARNED: set = set()
 
 
@@ -54,7 +55,7 @@ def refresh() -> bool:
 
 def digest(*parts) -> str:
     """A stable key for everything that decides a tuning's answer."""
-    return hashlib.sha256(json.dumps([VERSION, *parts], sort_keys=True, default=repr).encode()).hexdigest()[:32]
+    return hashlib.sha256(json.dumps([KEY_VERSION, *parts], sort_keys=True, default=repr).encode()).hexdigest()[:32]
 
 
 def _warn_once(directory, why):
@@ -62,6 +63,13 @@ def _warn_once(directory, why):
         _WARNED.add(str(directory))
         warnings.warn(f"minitriton: the tuning cache {directory} cannot be written ({why}); serving what it holds "
                       f"and keeping new results in memory", RuntimeWarning, stacklevel=4)
+
+
+def _warn_foreign(directory, why):
+    if ("foreign", str(directory)) not in _WARNED:
+        _WARNED.add(("foreign", str(directory)))
+        warnings.warn(f"minitriton: the tuning cache {directory} holds entries that are not JSON data ({why}): they "
+                      f"are ignored, never loaded, and their keys are tuned again", RuntimeWarning, stacklevel=4)
 
 
 def _corrupt(db_file: pathlib.Path) -> bool:
@@ -76,6 +84,86 @@ def _corrupt(db_file: pathlib.Path) -> bool:
         return False  # cannot even read it: an I/O problem, not corruption
     except sqlite3.DatabaseError:
         return True
+
+
+MAX_ENTRY_BYTES = 1 << 20   # an entry is a few kilobytes of JSON; anything far larger is junk
+
+
+class ForeignEntry(Exception):
+    """A stored value that is not JSON text written by this module (a pickle, bytes, a file
+    outside the cache): never loaded, so it can never run code."""
+
+
+def _safe_text(directory: str, filename) -> str:
+    """A value diskcache keeps in a file of its own: only inside the cache, only if small."""
+    root = os.path.realpath(directory)
+    path = os.path.realpath(os.path.join(directory, str(filename)))
+    if os.path.commonpath([root, path]) != root:
+        raise ForeignEntry(f"a value file outside the cache ({filename!r})")
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError as e:
+        raise ForeignEntry(f"an unreadable value file ({filename!r}: {e.strerror})") from None
+    with os.fdopen(fd, "rb") as f:
+        data = f.read(MAX_ENTRY_BYTES + 1)
+    if len(data) > MAX_ENTRY_BYTES:
+        raise ForeignEntry(f"a value file over {MAX_ENTRY_BYTES} bytes ({filename!r})")
+    return data.decode("utf-8", errors="replace")
+
+
+class DataDisk(diskcache.Disk):
+    """diskcache's storage for data only.  diskcache pickles what is not a string and unpickles
+    what its table says is a pickle, keys included; a results database that others can write
+    to would then run their code in every process that reads it.  Here values are JSON text
+    (stored raw, or as a text file for a large one), keys are strings, and a row in any other
+    form (an older minitriton's pickles, something planted) is refused when read."""
+
+    def put(self, key):
+        if not isinstance(key, str):
+            raise TypeError(f"tuning cache keys are strings, got {type(key).__name__}")
+        return super().put(key)
+
+    def get(self, key, raw):
+        return (bytes(key).decode(errors="replace") if isinstance(key, (bytes, memoryview)) else key) if raw else None
+
+    def store(self, value, read, key=diskcache.core.UNKNOWN):
+        if not isinstance(value, str) or read:
+            raise TypeError(f"the tuning cache stores JSON text, got {type(value).__name__}")
+        return super().store(value, read, key=key)
+
+    def fetch(self, mode, filename, value, read):
+        if mode == diskcache.core.MODE_RAW and isinstance(value, str):
+            return value
+        if mode == diskcache.core.MODE_TEXT and not read:
+            return _safe_text(self._directory, filename)
+        raise ForeignEntry("a pickled value (an older minitriton's format) or one of another type"
+                           if mode == diskcache.core.MODE_PICKLE else f"a stored value of mode {mode}")
+
+
+def decode_entry(text) -> dict | None:
+    """An entry from its JSON text, or None for text that is not a small JSON object (deep
+    nesting, a huge document and invalid JSON cost only this entry)."""
+    if not isinstance(text, str) or len(text) > MAX_ENTRY_BYTES:
+        return None
+    try:
+        entry = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    return entry if isinstance(entry, dict) else None
+
+
+def encode_entry(entry: dict) -> str:
+    return json.dumps(entry, sort_keys=True, default=_plain)
+
+
+def _plain(value):
+    """numpy scalars and other number-likes as plain JSON numbers; anything else as its text."""
+    item = getattr(value, "item", None)
+    if callable(item):
+        v = item()
+        if isinstance(v, (bool, int, float, str)):
+            return v
+    return str(value)
 
 
 class _ReadOnlyResults:
@@ -97,16 +185,60 @@ class _ReadOnlyResults:
         if row is None:
             return default
         mode, filename, value = row
-        if mode != diskcache.core.MODE_PICKLE:
-            return default
-        data = value if filename is None else (self.dir / filename).read_bytes()
-        return pickle.loads(data)
+        if mode == diskcache.core.MODE_RAW and isinstance(value, str):
+            return value
+        if mode == diskcache.core.MODE_TEXT:
+            return _safe_text(str(self.dir), filename)
+        raise ForeignEntry("a pickled value (an older minitriton's format) or one of another type")
 
     def iterkeys(self):
         return (k for (k,) in self.con.execute("SELECT key FROM Cache WHERE raw = 1"))
 
     def close(self):
         self.con.close()
+
+
+def _lock_file(path: pathlib.Path) -> int:
+    """An open lock file that is ours to write: never through a symlink, never a file with
+    other names (a hard link to someone's file), so the owner stamp truncates nothing else.  A
+    planted one is removed (the link, not what it points to) and made afresh."""
+    nofollow = getattr(os, "O_NOFOLLOW", 0)
+    for _ in range(2):
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | nofollow, 0o600)
+        except OSError as e:
+            if not path.is_symlink():
+                raise
+            fd = None
+        if fd is not None:
+            st = os.fstat(fd)
+            if stat.S_ISREG(st.st_mode) and st.st_nlink == 1:
+                return fd
+            os.close(fd)
+        warnings.warn(f"minitriton: the lock file {path} was a link to another file; it is replaced, and what it "
+                      f"pointed to is left as it was", RuntimeWarning, stacklevel=5)
+        os.unlink(path)
+    raise OSError(f"cannot make a lock file of its own at {path}")
+
+
+def _check_owner(directory: pathlib.Path):
+    """Warn, as ssh and pip do, when others can write the cache: they would choose the configs
+    this user's kernels run with (the cache holds only data, so never what code runs)."""
+    try:
+        st = directory.stat()
+    except OSError:
+        return
+    why = []
+    if hasattr(os, "getuid") and st.st_uid != os.getuid():
+        why.append(f"it belongs to user id {st.st_uid}, not you ({os.getuid()})")
+    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        why.append(f"it is writable by {'others' if st.st_mode & stat.S_IWOTH else 'its group'} "
+                   f"(mode {stat.S_IMODE(st.st_mode):04o})")
+    if why and ("owner", str(directory)) not in _WARNED:
+        _WARNED.add(("owner", str(directory)))
+        warnings.warn(f"minitriton: the tuning cache {directory} can be changed by others: {'; '.join(why)}. "
+                      f"Whoever writes there chooses the configs your kernels run with (chmod go-w, or a cache_dir= "
+                      f"of your own)", RuntimeWarning, stacklevel=4)
 
 
 class TuningCache:
@@ -122,6 +254,7 @@ class TuningCache:
             return
         try:
             self.dir.mkdir(parents=True, exist_ok=True)
+            _check_owner(self.dir)
             self.db = self._open(self.dir / "results")
         except OSError as e:
             self._fault(e)
@@ -148,32 +281,39 @@ class TuningCache:
         afresh (the records log, which holds the measurements, is separate and kept); an I/O
         error (read-only, disk full) is raised to the caller and never costs the database."""
         try:
-            return diskcache.Cache(str(path))
+            return diskcache.Cache(str(path), disk=DataDisk)
         except sqlite3.OperationalError:
             raise
         except sqlite3.DatabaseError:
             if not _corrupt(path / "cache.db"):
                 raise
             path.rename(path.with_name(f"{path.name}.damaged-{int(time.time())}"))
-            return diskcache.Cache(str(path))
+            return diskcache.Cache(str(path), disk=DataDisk)
 
     def get(self, key: str) -> dict | None:
-        """The stored entry, or None if absent, unreadable or from another format version."""
+        """The stored entry, or None if absent, unreadable, not data written by this module, or
+        from another format version: each costs only itself, and the key is tuned again."""
         entry = self.memory.get(key)
         if entry is None and self.db is not None:
             try:
-                entry = self.db.get("result:" + key)
+                entry = decode_entry(self.db.get("result:" + key))
+            except ForeignEntry as e:
+                _warn_foreign(self.dir, e)
+                return None
             except Exception:  # a damaged entry is a miss, not a crash; it will be rewritten
                 return None
-        if not isinstance(entry, dict) or entry.get("version") != VERSION or not isinstance(entry.get("config"), dict):
+        if not isinstance(entry, dict) or entry.get("version") != VERSION or not isinstance(entry.get("config"), dict) \
+                or not isinstance(entry.get("key"), str):
             return None
         return entry
 
     def put(self, key: str, entry: dict):
         entry = dict(entry, version=VERSION, key=key, created=time.time())
+        text = encode_entry(entry)
+        entry = json.loads(text)          # what a reader will see: the same in memory as on disk
         if self.problem is None and isinstance(self.db, diskcache.Cache):
             try:
-                self.db.set("result:" + key, entry)
+                self.db.set("result:" + key, text)
                 return
             except (OSError, sqlite3.OperationalError) as e:
                 self._fault(e)
@@ -188,7 +328,7 @@ class TuningCache:
             path = self.dir / "locks" / f"{key}.lock"
             try:
                 path.parent.mkdir(exist_ok=True)
-                fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+                fd = _lock_file(path)
             except OSError as e:
                 self._fault(e)
         if fd is None:

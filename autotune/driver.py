@@ -7,6 +7,8 @@ display and the error when nothing could run.
 from __future__ import annotations
 
 import dataclasses
+import math
+import numbers
 import os
 import sys
 import time
@@ -84,8 +86,9 @@ def tune(task, tuner=None, budget: int | None = None, seed: int = 0, measurer=No
     Ray address); `devices`: how many identical simulated GPUs measure at once (the simulated
     clock advances by the busiest one's share of each batch; batches hold at least 8 configs
     per device)."""
-    if budget is not None and budget < 1:
-        raise ValueError(f"tune: budget must be a positive number of measurements, got {budget}")
+    if budget is not None and (isinstance(budget, bool) or not isinstance(budget, numbers.Integral) or budget < 1):
+        raise ValueError(f"tune: budget must be a positive int (a number of measurements), got {budget!r}")
+    budget = None if budget is None else int(budget)
     run = Tuning(task, tuner, seed, measurer, configs, batch_size, repeats, log, key, resume, progress, budget,
                  parallel, devices)
     try:
@@ -174,7 +177,13 @@ class Tuning:
     def _record(self, cfg, repeats, outcome=None):
         m = self.measurer.finish(cfg, outcome, repeats) if outcome is not None else \
             self.measurer.measure(self.task, cfg, repeats=repeats)
-        r = Record(cfg, m.samples, m.error, m.cost, kernel=self.task.name, key=self.key,
+        samples, error = list(m.samples), m.error
+        impossible = [t for t in samples if not (isinstance(t, (int, float)) and not isinstance(t, bool)
+                                                 and math.isfinite(t) and t > 0)]
+        if impossible and error is None:   # a broken device or measurer: never a winner
+            samples, error = [], f"impossible time from the device: {impossible[0]!r} s (a time must be finite and > 0)"
+        cost = m.cost if isinstance(m.cost, (int, float)) and math.isfinite(m.cost) and m.cost >= 0 else 0.0
+        r = Record(cfg, samples, error, cost, kernel=self.task.name, key=self.key,
                    device=repr(self.task.device), shape=dict(getattr(self.task, "shape", {}) or {}))
         if self.log is not None:
             self.log.append(r)

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
+import warnings
 import pathlib
 
 from .space import Config
@@ -42,11 +44,67 @@ class Record:
 
     @classmethod
     def from_json(cls, line: str) -> "Record":
-        d = json.loads(line)
+        """A record from its line, checked field by field: the records file is data anyone with
+        the directory can write, and a bad line (ValueError) must cost only itself."""
+        if len(line) > MAX_LINE:
+            raise ValueError(f"a line of {len(line)} characters")
+        try:
+            d = json.loads(line)
+        except RecursionError:
+            raise ValueError("nested too deeply") from None
+        if not isinstance(d, dict) or not isinstance(d.get("config"), dict):
+            raise ValueError("not a record (no config object)")
         c = d["config"]
-        return cls(Config(c["kwargs"], num_warps=c["num_warps"], num_stages=c["num_stages"]), list(d["samples"]),
-                   d.get("error"), float(d.get("cost", 0.0)), d.get("kernel", ""), d.get("key", ""),
-                   d.get("device", ""), dict(d.get("shape") or {}))
+        kwargs = c.get("kwargs")
+        if not isinstance(kwargs, dict) or not all(isinstance(v, SCALARS) for v in kwargs.values()):
+            raise ValueError("config kwargs must map names to numbers, strings or booleans")
+        samples = d.get("samples")
+        if not isinstance(samples, list) or not all(_a_time(t) for t in samples):
+            raise ValueError(f"samples must be a list of positive finite seconds, got {str(samples)[:60]}")
+        error, cost = d.get("error"), d.get("cost", 0.0)
+        if error is not None and not isinstance(error, str):
+            raise ValueError("error must be text or null")
+        if isinstance(cost, bool) or not isinstance(cost, (int, float)) or not math.isfinite(cost) or cost < 0:
+            raise ValueError(f"cost must be finite seconds >= 0, got {cost!r}")
+        text = {k: d.get(k, "") for k in ("kernel", "key", "device")}
+        if not all(isinstance(v, str) for v in text.values()):
+            raise ValueError("kernel, key and device must be text")
+        shape = d.get("shape") or {}
+        if not isinstance(shape, dict) or not all(isinstance(v, SCALARS) for v in shape.values()):
+            raise ValueError("shape must map names to numbers")
+        return cls(Config(kwargs, num_warps=c.get("num_warps", 4), num_stages=c.get("num_stages", 3)),
+                   [float(t) for t in samples], error, float(cost), text["kernel"], text["key"], text["device"],
+                   dict(shape))
+
+
+MAX_LINE = 1 << 20            # a record is a few hundred bytes; a longer line is junk, skipped unread
+SCALARS = (bool, int, float, str, type(None))
+_WARNED: set = set()
+
+
+def _a_time(t) -> bool:
+    return not isinstance(t, bool) and isinstance(t, (int, float)) and math.isfinite(t) and t > 0
+
+
+def _lines(f):
+    """The file's lines, each cut short past MAX_LINE (its rest skipped): memory stays bounded."""
+    while True:
+        raw = f.readline(MAX_LINE + 1)
+        if not raw:
+            return
+        if len(raw) > MAX_LINE and not raw.endswith(b"\n"):
+            while True:   # the rest of an over-long line
+                more = f.readline(MAX_LINE)
+                if not more or more.endswith(b"\n"):
+                    break
+            raw = b"x" * (MAX_LINE + 1)   # still counted as one bad line
+        yield raw
+
+
+def _warn_records(path, what):
+    if (str(path), what.split(" (first")[0]) not in _WARNED:
+        _WARNED.add((str(path), what.split(" (first")[0]))
+        warnings.warn(f"minitriton: the records file {path} {what}", RuntimeWarning, stacklevel=4)
 
 
 def latest_per_config(records) -> list:
@@ -97,16 +155,29 @@ class RecordLog:
             os.close(fd)
 
     def read(self, key: str | None = None) -> list[Record]:
-        """Records (of one key, if given); lines that do not parse (a torn last line) are skipped."""
-        if not self.path.exists():
+        """Records (of one key, if given).  A line that is not a valid record (a torn last line,
+        junk, a time that cannot be: NaN, infinite, zero or negative) is skipped and counted,
+        with one warning per file; a file that cannot be read is no records, with a warning."""
+        try:
+            f = open(self.path, "rb")
+        except FileNotFoundError:
             return []
-        out = []
-        with open(self.path, encoding="utf-8", errors="replace") as f:
-            for line in f:
+        except OSError as e:
+            _warn_records(self.path, f"cannot be read ({e.strerror or e}): no records from it")
+            return []
+        out, bad, first = [], 0, None
+        with f:
+            for number, raw in enumerate(_lines(f), 1):
+                if not raw.strip():
+                    continue
                 try:
-                    r = Record.from_json(line)
-                except (ValueError, KeyError, TypeError):
+                    r = Record.from_json(raw.decode("utf-8", errors="replace"))
+                except (ValueError, KeyError, TypeError) as e:
+                    bad += 1
+                    first = first or f"line {number}: {e}"
                     continue
                 if key is None or r.key == key:
                     out.append(r)
+        if bad:
+            _warn_records(self.path, f"has {bad} line(s) that are not valid records, skipped (first: {first})")
         return out

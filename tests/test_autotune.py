@@ -126,11 +126,11 @@ def test_unreadable_cache_entry_is_ignored_and_rewritten(tmp_path, tunings):
     _call(k, 100)
     cache = TuningCache(tmp_path)
     key = cache.entries()[0]["key"]
-    cache.db.set("result:" + key, {"version": 999, "junk": True})
+    cache.db.set("result:" + key, '{"version": 999, "junk": true}')
     cache.close()
     _call(make(tmp_path), 100)
     assert len(tunings) == 2
-    assert TuningCache(tmp_path).get(key)["version"] == 1
+    assert TuningCache(tmp_path).get(key)["version"] == 2
 
 
 def test_interrupted_tuning_resumes_from_its_records(tmp_path, monkeypatch):

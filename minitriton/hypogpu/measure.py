@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 import statistics
 
 import numpy as np
@@ -70,6 +71,9 @@ class Measurer:
             raise ValueError(f"measure: repeats must be >= 1, got {repeats}")
         self.count += 1
         true, error = result
+        if error is None and not (isinstance(true, (int, float, np.floating)) and not isinstance(true, bool)
+                                  and math.isfinite(true) and true > 0):
+            error = f"impossible time from the device: {true!r} s (a time must be finite and > 0)"
         if error is not None:
             self.clock += self.compile_seconds
             return Measurement(config, [], error, self.compile_seconds)
