@@ -21,6 +21,8 @@ import concurrent.futures as cf
 import itertools
 import multiprocessing
 import os
+import threading
+import time
 import warnings
 
 from minitriton.hypogpu.measure import outcome
@@ -46,6 +48,16 @@ class InProcess:
         pass
 
 
+def _die_with(parent: int):
+    """In a worker: end when the tuning process is gone, however it ended (SIGKILL leaves no
+    time to stop its workers, and an orphaned worker would wait for work forever)."""
+    def watch():
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(1)
+    threading.Thread(target=watch, daemon=True, name="minitriton-orphan-watch").start()
+
+
 def _work(token, config):
     device, task = _TASKS[token]
     return outcome(device, task, config)
@@ -66,7 +78,8 @@ class LocalProcesses:
         self.pool = self._start()
 
     def _start(self):
-        return cf.ProcessPoolExecutor(max_workers=self.n, mp_context=multiprocessing.get_context("fork"))
+        return cf.ProcessPoolExecutor(max_workers=self.n, mp_context=multiprocessing.get_context("fork"),
+                                      initializer=_die_with, initargs=(os.getpid(),))
 
     def outcomes(self, device, task, configs) -> list:
         out = [None] * len(configs)

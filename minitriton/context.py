@@ -1,7 +1,9 @@
 """The state of the launch being executed: which programs run, and the buffers they touch."""
 from __future__ import annotations
 
+import os
 import threading
+import time
 
 import numpy as np
 
@@ -62,3 +64,42 @@ class running:
 
     def __exit__(self, *exc):
         _local.state = self.prev
+
+
+# -- a launch's deadline: a loop that never ends stops with an error instead of hanging --------------
+LAUNCH_TIMEOUT_VARIABLE = "MINITRITON_LAUNCH_TIMEOUT"
+DEFAULT_LAUNCH_SECONDS = 600.0
+
+
+class LaunchTimeout(RuntimeError):
+    """A launch ran past its wall-time limit inside a loop."""
+
+    def __init__(self, kernel, line):
+        where = f"the loop at line {line}" if line else "a loop"
+        super().__init__(f"kernel '{kernel}': {where} was still running after {launch_seconds():g} s, the launch's "
+                         f"limit: a loop whose end never comes? (${LAUNCH_TIMEOUT_VARIABLE} sets the limit in seconds; "
+                         f"0 for none)")
+
+
+def launch_seconds() -> float:
+    """The wall-time limit of one launch on the CPU: $MINITRITON_LAUNCH_TIMEOUT seconds (0: none)."""
+    text = os.environ.get(LAUNCH_TIMEOUT_VARIABLE)
+    if text is None:
+        return DEFAULT_LAUNCH_SECONDS
+    try:
+        value = float(text)
+    except ValueError:
+        raise ValueError(f"${LAUNCH_TIMEOUT_VARIABLE} must be a number of seconds, got {text!r}") from None
+    if not value >= 0:
+        raise ValueError(f"${LAUNCH_TIMEOUT_VARIABLE} must be >= 0 seconds, got {text!r}")
+    return value
+
+
+def start_deadline():
+    """Called as a launch starts (jit): its deadline, kept for the loops it runs."""
+    limit = launch_seconds()
+    _local.deadline = time.monotonic() + limit if limit > 0 else None
+
+
+def deadline():
+    return _local.__dict__.get("deadline")

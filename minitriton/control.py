@@ -20,6 +20,8 @@ program at a time.
 """
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 from . import context
@@ -225,8 +227,10 @@ class Loop(_Context):
     `close` spreads the results back.  `reads` names the kernel's variables the loop only
     reads; `narrowable` is False for loops that may `return` out of the kernel."""
 
-    def __init__(self, names, reads=(), narrowable=False):
+    def __init__(self, names, reads=(), narrowable=False, line=None):
         st = self.st = _state()
+        self.line = line                # the kernel file's line of this loop (named if it runs away)
+        self.deadline = context.deadline()
         self.names = names
         self.reads, self.narrowable = reads, narrowable
         self.outer = None               # while narrowed: the launch's full state to return to
@@ -317,8 +321,14 @@ class Loop(_Context):
         self.sync = True
 
     # -- while -------------------------------------------------------------------------
+    def _tick(self):
+        """Every trip: a launch past its deadline (a loop whose end never comes) is stopped."""
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            raise context.LaunchTimeout(self.st.name, self.line)
+
     def test(self, cond):
         """The loop condition at the top of a trip: True while any program keeps looping."""
+        self._tick()
         st = self.st
         self.is_while = True
         if not isinstance(cond, tensor):
@@ -363,9 +373,13 @@ class Loop(_Context):
             trips = iterable.per_program(self.st)
             if trips is not None:
                 values, _, count = trips
-                return self._per_program(values, count, target)
-            return iter(iterable)
-        return iter(iterable)
+                return self._ticking(self._per_program(values, count, target))
+        return self._ticking(iter(iterable)) if self.deadline is not None else iter(iterable)
+
+    def _ticking(self, trips):
+        for value in trips:
+            self._tick()
+            yield value
 
     def _per_program(self, values, count, target):
         st = self.st

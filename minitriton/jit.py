@@ -292,6 +292,7 @@ class JITFunction:
 
     def _execute(self, bound, grid, options=None):
         values, buffers, space = self._arguments(bound)
+        context.start_deadline()   # loops check it: a launch that never ends stops with an error
         pids = _program_ids(grid)
         recorder = counting.active()
         body = self._body()

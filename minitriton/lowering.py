@@ -136,8 +136,9 @@ def _if(test, body, orelse=()) -> ast.If:
 
 
 class _Lower(ast.NodeTransformer):
-    def __init__(self, frame: str, skip: set, loads: dict, local_names: set = frozenset(), fuse=None):
+    def __init__(self, frame: str, skip: set, loads: dict, local_names: set = frozenset(), fuse=None, first=1):
         self.frame, self.skip, self.loads, self.local_names = frame, skip, loads, local_names
+        self.first = first   # the file's line of the kernel's first line (a loop's line is named when it runs away)
         self.fuse = fuse  # fusion._Recogniser, or None
         self.loops: list[tuple[str, list[str]]] = []
         self.counter = itertools.count()
@@ -195,13 +196,14 @@ class _Lower(ast.NodeTransformer):
             tail.append(_if(_attr(loop, "narrowed"), [_assign_back(reads, _method(loop, "restore_reads"))]))
         return tail
 
-    def _loop_start(self, loop, names, reads, narrowable, body):
+    def _loop_start(self, loop, names, reads, narrowable, body, line):
         """The statement that makes the loop's context, and its body lowered inside it."""
         self.loops.append((loop, names))
         lowered = self.block(body)
         self.loops.pop()
         start = ast.Assign(targets=[ast.Name(loop, ast.Store())],
-                           value=_call("Loop", _strs(names), _strs(reads), narrowable))
+                           value=_call("Loop", _strs(names), _strs(reads), narrowable,
+                                       ast.Constant(self.first + line - 1)))
         return start, lowered
 
     def _reads(self, nodes):
@@ -234,7 +236,7 @@ class _Lower(ast.NodeTransformer):
         reads = self._reads(node.body + [node.test])
         narrowable = ast.Constant(self._narrowable(node.body))
         test = self.visit(node.test)
-        start, body = self._loop_start(loop, names, reads, narrowable, node.body)
+        start, body = self._loop_start(loop, names, reads, narrowable, node.body, node.lineno)
         return [
             start,
             ast.While(test=ast.Constant(True), body=[
@@ -258,7 +260,7 @@ class _Lower(ast.NodeTransformer):
         narrowable = ast.Constant(self._narrowable(node.body) and isinstance(node.target, ast.Name))
         target = ast.Constant(node.target.id) if isinstance(node.target, ast.Name) else ast.Constant(None)
         it = self.visit(node.iter)
-        start, body = self._loop_start(loop, names, reads, narrowable, node.body)
+        start, body = self._loop_start(loop, names, reads, narrowable, node.body, node.lineno)
         return [
             *before,
             start,
@@ -345,7 +347,7 @@ def lower(fn) -> types.CodeType | None:
     loads = load_counts(fdef)
     fuse = fusion._Recogniser(analysis.resolve, analysis.local.__contains__, lambda e: analysis.pure(e, set())[0],
                               lambda name, loop: loads.get(name, 0) > sum(_reads(s, name) for s in loop.body))
-    lowered = _Lower(frame, skip, loads, local_names, fuse).block(fdef.body)
+    lowered = _Lower(frame, skip, loads, local_names, fuse, first).block(fdef.body)
     fdef.body = [
         ast.Assign(targets=[ast.Name(frame, ast.Store())], value=_call("Frame")),
         ast.Try(body=lowered or [ast.Pass()], handlers=[], orelse=[],

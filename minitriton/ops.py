@@ -16,6 +16,9 @@ def _cv(x):
 
 
 # ---------------------------------------------------------------- broadcasting helpers
+MAX_BLOCK_NUMEL = 1 << 20   # Triton's TRITON_MAX_TENSOR_NUMEL: no block holds more elements
+
+
 def _bshape(a, b):
     """numpy's broadcasting rule on shape tuples (a hot path: kept free of numpy calls)."""
     if a == b:
@@ -31,7 +34,11 @@ def _bshape(a, b):
             out.append(y)
         else:
             raise ValueError(f"incompatible block shapes {list(a)} and {list(b)}")
-    return tuple(out)
+    out = tuple(out)
+    if math.prod(out) > MAX_BLOCK_NUMEL:
+        raise ValueError(f"a block of shape {list(out)} has {math.prod(out):,} elements, more than Triton's limit of "
+                         f"{MAX_BLOCK_NUMEL:,} (TRITON_MAX_TENSOR_NUMEL)")
+    return out
 
 
 def _aligned(x: tensor, nd: int, dt=None) -> np.ndarray:
@@ -557,6 +564,9 @@ def arange(start, end):
     n = int(end) - int(start)
     if n <= 0 or n & (n - 1):
         raise ValueError(f"tl.arange's range must be a power of 2 (as in Triton), got arange({start}, {end}) of length {n}")
+    if n > MAX_BLOCK_NUMEL:
+        raise ValueError(f"tl.arange({start}, {end}) has {n:,} elements, more than Triton's limit of "
+                         f"{MAX_BLOCK_NUMEL:,} per block (TRITON_MAX_TENSOR_NUMEL)")
     return tensor(None, D.int32, (n,), aff=(np.array([int(start)], np.int64), (1,)))
 
 
@@ -568,6 +578,9 @@ def _shape_arg(shape):
     for s in shape:
         if s <= 0 or s & (s - 1):
             raise ValueError(f"block dimensions must be powers of 2, got shape {list(shape)}")
+    if math.prod(shape) > MAX_BLOCK_NUMEL:
+        raise ValueError(f"a block of shape {list(shape)} has {math.prod(shape):,} elements, more than Triton's limit "
+                         f"of {MAX_BLOCK_NUMEL:,} (TRITON_MAX_TENSOR_NUMEL)")
     return shape
 
 

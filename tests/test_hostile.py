@@ -173,3 +173,58 @@ def test_bad_budgets_are_refused_naming_the_budget(budget):
     from kernels.shapes import SHAPES
     with pytest.raises(ValueError, match="budget"):
         tune(Task(kernels.matmul, **SHAPES["small"]), "random", budget=budget)
+
+
+def test_a_launch_that_never_ends_stops_naming_its_loop(monkeypatch):
+    import minitriton as mt
+    import minitriton.language as tl
+    monkeypatch.setenv("MINITRITON_LAUNCH_TIMEOUT", "0.5")
+
+    @mt.jit
+    def forever(x_ptr, n):
+        i = 0
+        while i < n:          # i never grows
+            i = i * 1
+        tl.store(x_ptr, i)
+    line = forever.fn.__code__.co_firstlineno + 3
+    with pytest.raises(RuntimeError, match=f"kernel 'forever': the loop at line {line} was still running after 0.5 s"):
+        forever[(4,)](np.zeros(1, np.int32), 5)
+
+
+def test_tuning_skips_a_config_whose_launch_never_ends(monkeypatch, tmp_path):
+    import minitriton as mt
+    import minitriton.language as tl
+    from autotune import autotune
+    monkeypatch.setenv("MINITRITON_LAUNCH_TIMEOUT", "0.5")
+
+    @autotune(configs=[Config({"BLOCK": 64}), Config({"BLOCK": 128})], key=["n"], cache_dir=tmp_path)
+    @mt.jit
+    def sometimes(x_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        while BLOCK == 128:   # this config never ends
+            pass
+        tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) + 1, mask=offs < n)
+
+    x = np.zeros(64, np.float32)
+    sometimes[(1,)](x, 64)
+    assert sometimes.best_config.kwargs == {"BLOCK": 64} and (x == 1).all()
+    failed = [r for r in sometimes.last_tuning.history if not r.ok]
+    assert len(failed) == 1 and failed[0].config.kwargs == {"BLOCK": 128} and "LaunchTimeout" in failed[0].error
+
+
+def test_blocks_over_tritons_element_limit_are_refused():
+    import minitriton as mt
+    import minitriton.language as tl
+
+    @mt.jit
+    def huge(x_ptr):
+        tl.store(x_ptr + tl.arange(0, 2 ** 30), 1.0)
+
+    @mt.jit
+    def wide(x_ptr):
+        r = tl.arange(0, 2048)
+        tl.store(x_ptr + r[:, None] * 2048 + r[None, :], 1.0)
+    with pytest.raises(ValueError, match="1,073,741,824 elements, more than Triton's limit of 1,048,576"):
+        huge[(1,)](np.zeros(1, np.float32))
+    with pytest.raises(ValueError, match="4,194,304 elements, more than Triton's limit"):
+        wide[(1,)](np.zeros(2048 * 2048, np.float32))

@@ -136,3 +136,34 @@ def test_a_ray_worker_that_dies_is_replaced_and_nothing_is_counted_twice(ray_clu
     recovered = tune(dying, "random", budget=16, seed=6, parallel="ray", progress=False)
     assert (tmp_path / "died").exists()
     assert records(recovered) == records(calm)
+
+
+ORPHAN_SCRIPT = '''
+import os, sys, time
+from autotune.pools import LocalProcesses
+pool = LocalProcesses(2, None, None)
+pool.pool.submit(time.sleep, 0).result()          # the workers are up
+print(os.getpid(), flush=True)
+time.sleep(600)
+'''
+
+
+def test_workers_die_with_a_tuning_killed_by_sigkill(tmp_path):
+    import signal
+    import subprocess
+    import sys
+    import time
+    proc = subprocess.Popen([sys.executable, "-c", ORPHAN_SCRIPT], stdout=subprocess.PIPE, text=True,
+                            cwd=os.path.dirname(os.path.dirname(__file__)))
+    pid = int(proc.stdout.readline())
+    children = [int(c) for c in open(f"/proc/{pid}/task/{pid}/children").read().split()]
+    assert children, "the pool's workers should be running"
+    os.kill(pid, signal.SIGKILL)
+    proc.wait(timeout=10)
+    deadline = time.monotonic() + 10
+    alive = children
+    while alive and time.monotonic() < deadline:
+        time.sleep(0.2)
+        alive = [c for c in alive if os.path.exists(f"/proc/{c}") and
+                 open(f"/proc/{c}/stat").read().split(")")[-1].split()[0] != "Z"]
+    assert not alive, f"workers {alive} outlived the tuning that was killed"
