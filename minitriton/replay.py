@@ -45,37 +45,62 @@ from .hypogpu.measure import Measurement
 from .hypogpu.oracle import OracleResult
 
 FORMAT_KEYS = ("tune_params_keys", "tune_params", "cache")
+VALUE_TYPES = (bool, int, float, str, type(None))
 
 
 class ReplayFileError(ValueError):
     """A cache file that cannot be replayed (it says which file and what is wrong)."""
 
 
+MAX_FILE_BYTES = 2 << 30   # a landscape's JSON (after gunzip): 22M-point products stay far below it
+
+
 def _load(path: pathlib.Path) -> dict:
     try:
-        raw = path.read_bytes()
+        with open(path, "rb") as f:
+            raw = f.read(MAX_FILE_BYTES + 1)
     except OSError as e:
         raise ReplayFileError(f"Replay: cannot read {path}: {e.strerror or e}") from None
+    if len(raw) > MAX_FILE_BYTES:
+        raise ReplayFileError(f"Replay: {path} is over {MAX_FILE_BYTES >> 20} MiB: not read")
     try:
-        text = (_gunzip(raw) if raw[:2] == b"\x1f\x8b" else raw).decode(errors="replace")
+        text = (_gunzip(raw, path) if raw[:2] == b"\x1f\x8b" else raw).decode(errors="replace")
     except (OSError, EOFError, UnicodeDecodeError, zlib.error) as e:
         raise ReplayFileError(f"Replay: {path} is not a Kernel Tuner cache file (gzipped or plain JSON): {e}") \
             from None
+    del raw
     try:
         return json.loads(text)
+    except RecursionError:
+        raise ReplayFileError(f"Replay: {path} nests its JSON too deeply to be a Kernel Tuner cache file") from None
     except json.JSONDecodeError as e:
-        closed = _close(text)
+        try:
+            closed = _close(text)
+        except RecursionError:
+            closed = None
         if closed is None:
             raise ReplayFileError(f"Replay: {path} is not a Kernel Tuner cache file (gzipped or plain JSON): {e}") \
                 from None
         return closed
 
 
-def _gunzip(raw: bytes) -> bytes:
+def _gunzip(raw: bytes, path) -> bytes:
     """The gzipped bytes, or as many as there are: a file copied while Kernel Tuner was still
-    writing it ends mid-stream, and what came before is still good."""
+    writing it ends mid-stream, and what came before is still good.  Expanded in bounded steps:
+    a small file that would expand past MAX_FILE_BYTES (a gzip bomb) is refused before it does."""
     d = zlib.decompressobj(16 + zlib.MAX_WBITS)
-    return d.decompress(raw)
+    out, size, data = [], 0, raw
+    while data:
+        chunk = d.decompress(data, 64 << 20)
+        size += len(chunk)
+        if size > MAX_FILE_BYTES:
+            raise ReplayFileError(f"Replay: {path} expands past {MAX_FILE_BYTES >> 20} MiB when decompressed: "
+                                  f"not a landscape this process reads")
+        out.append(chunk)
+        data = d.unconsumed_tail
+        if not chunk and not data:
+            break
+    return b"".join(out)
 
 
 def _close(text: str):
@@ -106,9 +131,17 @@ class Replay:
             missing = [k for k in FORMAT_KEYS if not isinstance(data, dict) or k not in data]
             raise ReplayFileError(f"Replay: {self.path} lacks {', '.join(missing)} (Kernel Tuner's cache format)")
         keys, params, cache = data["tune_params_keys"], data["tune_params"], data["cache"]
-        if not isinstance(keys, list) or not isinstance(params, dict) or set(keys) != set(params) or not keys:
+        if not isinstance(keys, list) or not keys or not all(isinstance(k, str) for k in keys):
+            raise ReplayFileError(f"Replay: {self.path}: tune_params_keys must be a list of parameter names, got "
+                                  f"{str(keys)[:120]}")
+        if not isinstance(params, dict) or set(keys) != set(params):
             raise ReplayFileError(f"Replay: {self.path}: tune_params_keys {keys!r} and tune_params "
-                                  f"{sorted(params) if isinstance(params, dict) else params!r} do not match")
+                                  f"{sorted(params) if isinstance(params, dict) else str(params)[:120]} do not match")
+        for k in keys:
+            vals = params[k]
+            if not isinstance(vals, list) or not vals or not all(isinstance(v, VALUE_TYPES) for v in vals):
+                raise ReplayFileError(f"Replay: {self.path}: tune_params[{k!r}] must be a list of values (numbers, "
+                                      f"strings, booleans), got {str(vals)[:120]}")
         if not isinstance(cache, dict) or not cache:
             raise ReplayFileError(f"Replay: {self.path} has an empty cache: nothing was measured")
         self.params = list(keys)
@@ -145,7 +178,11 @@ class Replay:
         if not isinstance(entry, dict):
             raise ReplayFileError(f"Replay: {self.path}: the cache entry {key!r} is not a record: {str(entry)[:120]}")
         if all(k in entry for k in self.params):
-            return tuple(entry[k] for k in self.params)
+            point = tuple(entry[k] for k in self.params)
+            if not all(isinstance(v, VALUE_TYPES) for v in point):
+                raise ReplayFileError(f"Replay: {self.path}: the cache entry {str(key)[:60]!r} has a parameter value "
+                                      f"that is not a number, string or boolean: {str(point)[:120]}")
+            return point
         pieces = str(key).split(",")
         if len(pieces) == len(self.params):
             lookup = [{str(v): v for v in self.values[k]} for k in self.params]

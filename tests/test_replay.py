@@ -279,3 +279,30 @@ def test_model_based_tuners_on_a_recorded_space_say_nothing_about_features(recwa
     assert not [w for w in recwarn.list if "features" in str(w.message)]
     with pytest.warns(RuntimeWarning, match=r"features='program' needs .*does not.*features='auto'"):
         tune(task, AutoTVMTuner(seed=0, features="program"), budget=20, seed=0)
+
+
+def test_hostile_files_cost_only_themselves(tmp_path, monkeypatch):
+    """A gzip bomb is refused before it expands (bounded steps); deep nesting and malformed
+    structures are ReplayFileErrors naming the file and the fault, not raw TypeErrors."""
+    import minitriton.replay as replay
+    from minitriton.replay import ReplayFileError
+    monkeypatch.setattr(replay, "MAX_FILE_BYTES", 1 << 20)
+    bomb = tmp_path / "bomb.json.gz"
+    bomb.write_bytes(gzip.compress(b"[" + b" " * (64 << 20) + b"]"))    # 64 KiB that expands to 64 MiB
+    with pytest.raises(ReplayFileError, match="bomb.json.gz expands past 1 MiB"):
+        Replay(bomb)
+    header = {"tune_params_keys": ["a"], "tune_params": {"a": [1, 2]}}
+    cases = {
+        "deep.json": ("[" * 100_000 + "]" * 100_000, "nests its JSON too deeply"),
+        "int_values.json": (json.dumps({**header, "tune_params": {"a": 5}, "cache": {"1": {"a": 1, "time": 1}}}),
+                            r"tune_params\['a'\] must be a list of values"),
+        "list_key.json": (json.dumps({**header, "tune_params_keys": [["a"]], "cache": {"1": {"time": 1}}}),
+                          "tune_params_keys must be a list of parameter names"),
+        "list_value.json": (json.dumps({**header, "cache": {"1": {"a": [1], "time": 1}}}),
+                            "has a parameter value that is not a number"),
+        "entry_list.json": (json.dumps({**header, "cache": {"1": [1, 2]}}), "is not a record"),
+    }
+    for name, (text, why) in cases.items():
+        (tmp_path / name).write_text(text)
+        with pytest.raises(ReplayFileError, match=f"{name}.*{why}"):
+            Replay(tmp_path / name)
