@@ -172,6 +172,10 @@ class Autotuner:
         self.dropped = []              # (config, why) dropped by the last check of answers
         tuned = {k for c in (self.configs or []) for k in c.kwargs} | set(getattr(space, "names", ()) or ())
         self.tuned_names = frozenset(tuned - {"num_warps", "num_stages"})
+        keyed = sorted(self.tuned_names & set(self.keys))
+        if keyed:
+            raise ValueError(f"{where}: key= names {keyed}, which the {'configs' if self.configs else 'space'} set: "
+                             f"a key is made of the call's own arguments; tuned meta-parameters cannot be in it")
         self.cache: dict = {}          # key -> (Config, its meta-parameters), this process
         self.best_config = None
         self.last_tuning = None        # TuneResult of the most recent tuning in this process
@@ -196,7 +200,11 @@ class Autotuner:
 
     def run(self, *args, grid, **kwargs):
         key = self._key(args, kwargs)
-        hit = self.cache.get(key)
+        try:
+            hit = self.cache.get(key)
+        except TypeError:   # an unhashable key value (an array): say which argument
+            self._check_key_values({**dict(zip(self.arg_names, args)), **kwargs})
+            raise
         if hit is None:
             all_args = dict(zip(self.arg_names, args))
             all_args.update(kwargs)
@@ -222,6 +230,10 @@ class Autotuner:
         never equals itself, so it would be tuned again on every call."""
         for k in self.keys:
             v = all_args.get(k)
+            if hasattr(v, "shape") and hasattr(v, "dtype") and getattr(v, "ndim", 0) > 0:
+                raise TypeError(f"autotune({self.__name__}): key argument '{k}' is an array; a key is made of "
+                                f"numbers and strings (pass its size as an int argument and key on that; array "
+                                f"dtypes are in the key already)")
             if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
                 continue
             if isinstance(v, (float, np.floating)) and math.isnan(v):

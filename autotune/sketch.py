@@ -60,21 +60,36 @@ class Sketches(list):
     __repr__ = __str__
 
 
-def restrict(space: Space, **domains) -> Space:
-    """`space` with some knobs limited to the given values (kept in the space's order)."""
+class EmptySketch(ValueError):
+    """A rule's restriction leaves a knob no value in this space (a user space that pins it)."""
+
+
+def restrict(space: Space, **domains) -> Space | EmptySketch:
+    """`space` with some knobs limited to the given values (kept in the space's order), or the
+    EmptySketch saying which knob has none left: a space the user narrowed (SPLIT_K=[1]) has no
+    rfactor sketch, and `build` records that rule as not applying instead of failing."""
     knobs = dict(space.knobs)
     for k, allowed in domains.items():
         if k not in knobs:
             raise ValueError(f"sketch: knob {k!r} is not in the space (knobs {list(knobs)})")
         knobs[k] = [v for v in knobs[k] if (allowed(v) if callable(allowed) else v in allowed)]
         if not knobs[k]:
-            raise ValueError(f"sketch: no legal value of {k!r} is left")
+            return EmptySketch(f"the space leaves {k!r} no value this sketch needs (its values: {space.knobs[k]})")
     return Space(knobs, constraint=space.constraint)
 
 
-def build(decisions) -> Sketches:
-    return Sketches([Sketch(d.name, tuple(d.rule.split(" + ")), d.space, d.source) for d in decisions if d.applies],
-                    decisions)
+def build(decisions, space=None) -> Sketches:
+    """The sketches of the rules that apply; a rule whose restriction is empty in this space does
+    not apply (its reason says why).  When none is left, the space as written is one sketch."""
+    checked = []
+    for d in decisions:
+        if d.applies and isinstance(d.space, EmptySketch):
+            d = Decision(d.name, d.rule, False, f"{d.reason}; but {d.space}", None, d.source)
+        checked.append(d)
+    made = [Sketch(d.name, tuple(d.rule.split(" + ")), d.space, d.source) for d in checked if d.applies]
+    if not made and space is not None:
+        return Sketches([Sketch("as written", ("the space",), space)], checked)
+    return Sketches(made, checked)
 
 
 def of(task, space=None, configs=None) -> Sketches:
@@ -86,7 +101,7 @@ def of(task, space=None, configs=None) -> Sketches:
         return Sketches([Sketch("as listed", ("the config list",), list(configs))],
                         [Decision("as listed", "the config list", True, "a config list is one sketch")])
     if rules is not None and (space is None or space is task.space):
-        return build(rules(task.shape, task.space))
+        return build(rules(task.shape, task.space), task.space)
     if space is None:
         raise ValueError("sketches need a task with sketch rules, a space or a config list")
     return Sketches([Sketch("as written", ("the space",), space)],

@@ -20,6 +20,7 @@ import types
 import numpy as np
 
 from . import context, counting, lowering
+from . import dtypes as D
 from .addresses import AddressSpace
 from .buffers import bind_buffers
 from .memory import argument_pointer
@@ -74,6 +75,24 @@ def _code_fingerprint(code) -> str:
 _MISSING = object()
 
 
+def _helper_key(fn, visiting: set) -> str:
+    """A plain Python function a kernel calls (run as Python on the host's values, not jitted):
+    its code and what it reads in turn, so that editing it re-tunes the kernels that use it."""
+    if id(fn) in visiting:
+        return "<recursive>"
+    visiting.add(id(fn))
+    parts = [_code_fingerprint(fn.__code__)]
+    for name in sorted(_global_names(fn.__code__)):
+        v = fn.__globals__.get(name, _MISSING)
+        if isinstance(v, JITFunction):
+            parts.append((name, "<recursive>" if id(v) in visiting else v.cache_key(visiting)))
+        elif _is_constant(v):
+            parts.append((name, repr(v)))
+        elif inspect.isfunction(v):
+            parts.append((name, _helper_key(v, visiting)))
+    return hashlib.sha256(repr(parts).encode()).hexdigest()
+
+
 def _global_names(code) -> set:
     names = set(code.co_names)
     for c in code.co_consts:
@@ -97,7 +116,6 @@ def cdiv(x, y):
 def reinterpret(array: np.ndarray, dtype):
     """The same memory seen as another element type of the same width, as `triton.reinterpret`
     does (e.g. a uint8 array as `tl.float8e4nv`)."""
-    from . import dtypes as D
     dtype = dtype.value if isinstance(dtype, constexpr) else dtype
     if not isinstance(array, np.ndarray):
         raise TypeError(f"reinterpret: array must be a numpy array, got {type(array).__name__}")
@@ -156,6 +174,8 @@ class JITFunction:
                 deps.append((name, "<recursive>" if id(v) in visiting else v.cache_key(visiting)))
             elif _is_constant(v):
                 deps.append((name, repr(v)))
+            elif inspect.isfunction(v):
+                deps.append((name, _helper_key(v, visiting)))
         for name, cell in zip(self.fn.__code__.co_freevars, self.fn.__closure__ or ()):
             try:
                 v = cell.cell_contents
@@ -188,6 +208,14 @@ class JITFunction:
         if code is None:
             return types.FunctionType(self.fn.__code__, g, self.fn.__name__, self.fn.__defaults__, self.fn.__closure__)
         cells = dict(zip(self.fn.__code__.co_freevars, self.fn.__closure__ or ()))
+        # the lowered code is compiled inside a function that defines it, so a kernel that calls
+        # itself by name (recursion bounded by a constexpr) sees that name as a free variable:
+        # it means the global, the jitted kernel, as in the original code
+        for name in code.co_freevars:
+            if name not in cells:
+                if name not in g:
+                    raise NameError(f"kernel '{self.__name__}': name {name!r} is not defined")
+                cells[name] = types.CellType(g[name])
         f = types.FunctionType(code, lowering.namespace(g), self.fn.__name__, self.fn.__defaults__,
                                tuple(cells[n] for n in code.co_freevars) or None)
         f.__kwdefaults__ = self.fn.__kwdefaults__
@@ -265,8 +293,16 @@ class JITFunction:
     def check_arguments(self, bound: dict):
         """Refuse an argument no launch could take (a Python list for a pointer, say), naming it:
         @autotune asks before tuning, so such a call fails as the plain kernel's would."""
-        from . import dtypes as D
         for name, a in bound.items():
+            if isinstance(a, np.ndarray) and name not in self.constexprs:
+                try:
+                    D.from_numpy(a.dtype)
+                except TypeError as e:
+                    raise TypeError(f"kernel '{self.__name__}': argument '{name}' is an array of {e}") from None
+                continue
+            if name in self.constexprs and isinstance(a, np.ndarray):
+                raise TypeError(f"kernel '{self.__name__}': constexpr '{name}' got a numpy array of shape "
+                                f"{list(a.shape)}; a constexpr is a Python value: pass {name}=int(...) or a number")
             if not (isinstance(a, np.ndarray) or a is None
                     or isinstance(a, (bool, int, float, str, np.generic, constexpr, tensor, D.dtype, type))
                     or name in self.constexprs or inspect.isfunction(a) or isinstance(a, JITFunction)):

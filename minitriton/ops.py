@@ -975,22 +975,37 @@ def max(input, axis=None, return_indices=False, return_indices_tie_break_left=Tr
     x = to_tensor(input)
     dt = _extreme_dtype(x.dtype, return_indices)
     r = _reduce(x, axis, keep_dims, lambda v, a: np.fmax.reduce(v, axis=a), dt)  # NaN only if all are
-    return (r, argmax(x, axis, keep_dims=keep_dims)) if return_indices else r
+    return (r, argmax(x, axis, return_indices_tie_break_left, keep_dims=keep_dims)) if return_indices else r
 
 
 def min(input, axis=None, return_indices=False, return_indices_tie_break_left=True, keep_dims=False):
     x = to_tensor(input)
     dt = _extreme_dtype(x.dtype, return_indices)
     r = _reduce(x, axis, keep_dims, lambda v, a: np.fmin.reduce(v, axis=a), dt)
-    return (r, argmin(x, axis, keep_dims=keep_dims)) if return_indices else r
+    return (r, argmin(x, axis, return_indices_tie_break_left, keep_dims=keep_dims)) if return_indices else r
+
+
+def _arg_extreme(v, a, largest, tie_break_left):
+    """The index of the value max/min return: NaNs are passed over unless all are NaN, as
+    fmax/fmin pass them over, so a value and its index always belong together; ties go to the
+    first index (or the last, without tie_break_left)."""
+    if v.dtype.kind == "f":
+        nan = np.isnan(v)
+        if nan.any():
+            v = np.where(nan, -np.inf if largest else np.inf, v)
+    pick = np.argmax if largest else np.argmin
+    if tie_break_left:
+        return pick(v, axis=a).astype(np.int32)
+    n = v.shape[a]
+    return (n - 1 - pick(np.flip(v, a), axis=a)).astype(np.int32)
 
 
 def argmax(input, axis, tie_break_left=True, keep_dims=False):
-    return _reduce(input, axis, keep_dims, lambda v, a: np.argmax(v, axis=a).astype(np.int32), D.int32)
+    return _reduce(input, axis, keep_dims, lambda v, a: _arg_extreme(v, a, True, _cv(tie_break_left)), D.int32)
 
 
 def argmin(input, axis, tie_break_left=True, keep_dims=False):
-    return _reduce(input, axis, keep_dims, lambda v, a: np.argmin(v, axis=a).astype(np.int32), D.int32)
+    return _reduce(input, axis, keep_dims, lambda v, a: _arg_extreme(v, a, False, _cv(tie_break_left)), D.int32)
 
 
 def xor_sum(input, axis=None, keep_dims=False):

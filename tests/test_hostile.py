@@ -228,3 +228,99 @@ def test_blocks_over_tritons_element_limit_are_refused():
         huge[(1,)](np.zeros(1, np.float32))
     with pytest.raises(ValueError, match="4,194,304 elements, more than Triton's limit"):
         wide[(1,)](np.zeros(2048 * 2048, np.float32))
+
+
+def _copy_kernel():
+    import minitriton as mt
+    import minitriton.language as tl
+
+    @mt.jit
+    def copy(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        tl.store(y_ptr + offs, tl.load(x_ptr + offs, mask=offs < n), mask=offs < n)
+    return copy
+
+
+@pytest.mark.parametrize("dtype", [object, np.complex64, "U4", [("a", np.int32), ("b", np.float32)]])
+def test_arrays_of_unsupported_types_are_refused_naming_the_argument(dtype):
+    with pytest.raises(TypeError, match="argument 'x_ptr' is an array of unsupported element type"):
+        _copy_kernel()[(1,)](np.zeros(16, dtype=dtype), np.zeros(16, np.float32), 16, BLOCK=16)
+
+
+def test_a_constexpr_given_as_an_array_is_refused_naming_it():
+    with pytest.raises(TypeError, match="constexpr 'BLOCK' got a numpy array of shape \\[\\]"):
+        _copy_kernel()[(1,)](np.zeros(16, np.float32), np.zeros(16, np.float32), 16, BLOCK=np.array(16))
+
+
+import minitriton as mt  # noqa: E402  (the kernels below live at module level, as users write them)
+import minitriton.language as tl  # noqa: E402
+
+
+@mt.jit
+def count_down(x, N: tl.constexpr):
+    if N == 0:
+        return x
+    return count_down(x + 1, N - 1)     # itself, by its global name, down a constexpr
+
+
+@mt.jit
+def use_count_down(x_ptr):
+    tl.store(x_ptr, count_down(tl.load(x_ptr), 3))
+
+
+def test_a_helper_that_calls_itself_down_a_constexpr_runs():
+    x = np.zeros(1, np.float32)
+    use_count_down[(1,)](x)
+    assert x[0] == 3
+
+
+def test_keys_that_cannot_be_keys_are_refused_naming_them(tmp_path):
+    from autotune import autotune
+    with pytest.raises(ValueError, match=r"key= names \['BLOCK'\], which the configs set"):
+        autotune(configs=[Config({"BLOCK": 16})], key=["BLOCK"])(_copy_kernel())
+    k = autotune(configs=[Config({"BLOCK": 16})], key=["x_ptr"], cache_dir=tmp_path)(_copy_kernel())
+    with pytest.raises(TypeError, match="key argument 'x_ptr' is an array"):
+        k[(1,)](np.zeros(16, np.float32), np.zeros(16, np.float32), 16)
+
+
+def test_the_default_tuner_over_a_user_space_without_split_k_drops_the_rfactor_sketch():
+    import kernels
+    from autotune import Space
+    space = Space(BLOCK_M=[64, 128], BLOCK_N=[64, 128], BLOCK_K=[32], GROUP_M=[8], SPLIT_K=[1], num_warps=[4],
+                  num_stages=[3])
+    task = Task(kernels.matmul, space=space, M=512, N=512, K=32768)    # wgrad: rfactor would apply
+    assert [s.name for s in task.sketches] == ["tiled"]
+    assert "no value this sketch needs" in str(task.sketches)
+    assert tune(task, budget=4, seed=0).best_config in space
+
+
+def test_max_with_indices_returns_a_value_and_its_own_index():
+    import minitriton as mt
+    import minitriton.language as tl
+
+    @mt.jit
+    def amax(x_ptr, v_ptr, i_ptr, w_ptr, j_ptr):
+        x = tl.load(x_ptr + tl.arange(0, 8))
+        v, i = tl.max(x, 0, return_indices=True)
+        w, j = tl.min(x, 0, return_indices=True)
+        tl.store(v_ptr, v)
+        tl.store(i_ptr, i)
+        tl.store(w_ptr, w)
+        tl.store(j_ptr, j)
+    x = np.array([1, 5, np.nan, 2, 9, 0, 3, 9], np.float32)
+    out = [np.zeros(1, t) for t in (np.float32, np.int32, np.float32, np.int32)]
+    amax[(1,)](x, *out)
+    assert out[0][0] == 9 and x[out[1][0]] == 9 and out[1][0] == 4            # first of the ties, NaN passed over
+    assert out[2][0] == 0 and x[out[3][0]] == 0
+
+
+def test_editing_a_plain_python_helper_changes_the_kernels_key():
+    import minitriton as mt
+    import minitriton.language as tl
+    ns = {"mt": mt, "tl": tl}
+    src = "def helper(b):\n    return b * {}\n"
+    exec(src.format(2), ns)
+    exec("@mt.jit\ndef k(p, B: tl.constexpr):\n    tl.store(p + tl.arange(0, helper(B)), 1.0)\n", ns)
+    before = ns["k"].cache_key()
+    exec(src.format(4), ns)
+    assert ns["k"].cache_key() != before
