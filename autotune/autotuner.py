@@ -41,6 +41,11 @@ def _source(fn) -> str:
     return getattr(fn, "src", None) or inspect.getsource(getattr(fn, "fn", fn))
 
 
+def _settled(found: dict) -> dict:
+    """What settling the choice did, as the cache entry keeps it (and `show` prints it)."""
+    return {k: (str(v) if isinstance(v, Config) else v) for k, v in found.items() if k != "top"}
+
+
 def _jitted(fn):
     """The JITFunction under @heuristics wrappers."""
     while not hasattr(fn, "check_arguments") and hasattr(fn, "fn"):
@@ -96,7 +101,7 @@ class Autotuner:
     def __init__(self, fn, configs=None, key=(), prune_configs_by=None, reset_to_zero=None, restore_value=None,
                  pre_hook=None, post_hook=None, tuner=None, budget=None, space=None, device=None, seed=0,
                  bucket=None, cache_dir=None, repeats=1, progress=None, cache_results=True, verify=None,
-                 verify_top=3, atol=None, rtol=None, transfer=True, parallel=None, devices=1):
+                 verify_top=3, atol=None, rtol=None, transfer=True, parallel=None, devices=1, remeasure="auto"):
         if not hasattr(fn, "run") or not hasattr(fn, "arg_names"):
             raise TypeError(f"autotune must decorate a @minitriton.jit kernel (or @heuristics), got {fn!r}")
         self.fn = fn
@@ -159,6 +164,10 @@ class Autotuner:
             raise ValueError(f"{where}: parallel= must be None, a positive int (local processes), 'ray' or a Ray "
                              f"address, got {parallel!r}")
         self.parallel, self.devices = parallel, devices
+        if not (remeasure in ("auto", None, False) or (isinstance(remeasure, tuple) and len(remeasure) == 2 and all(
+                isinstance(x, int) and not isinstance(x, bool) and x > 0 for x in remeasure))):
+            raise ValueError(f"{where}: remeasure= must be 'auto', False or (k, r) positive ints, got {remeasure!r}")
+        self.remeasure = remeasure or False
         self.buckets = _buckets(bucket, self.keys)
         self._key_plan = [(k, self.arg_names.index(k), self.buckets.get(k)) for k in self.keys]
         self.cache_dir, self.progress, self.cache_results = cache_dir, progress, bool(cache_results)
@@ -395,7 +404,8 @@ class Autotuner:
             at[k] = f(all_args[k])
         configs = self.prune_configs(at) if self.configs is not None else None
         task, _ = self._tuning_task(key, all_args, grid, configs)
-        settings = dict(tuner=_tuner_key(self.tuner), budget=self.budget, seed=self.seed, repeats=self.repeats)
+        settings = dict(tuner=_tuner_key(self.tuner), budget=self.budget, seed=self.seed, repeats=self.repeats,
+                        remeasure=list(self.remeasure) if isinstance(self.remeasure, tuple) else self.remeasure)
         what = [c.all_kwargs() for c in configs] if configs is not None else repr(self.space)
         ckey = digest(self.__name__, _kernel_key(self.fn), self.device.fingerprint, settings, what, list(key))
         return task, configs, ckey, settings
@@ -405,7 +415,7 @@ class Autotuner:
         progress = self.progress
         if not cache_enabled() or not self.cache_results:
             result = tune(task, self.tuner, self.budget, self.seed, configs=configs, repeats=self.repeats,
-                          parallel=self.parallel, devices=self.devices,
+                          parallel=self.parallel, devices=self.devices, remeasure=self.remeasure,
                           key=ckey, progress=progress)
             result.best_config = self._checked(result, all_args, grid)
             return self._finish(key, result, None)
@@ -423,7 +433,7 @@ class Autotuner:
                 return best
             resume = [] if cache_refresh() else latest_per_config(disk.log.read(ckey))
             result = tune(task, self._search(disk, task), self.budget, self.seed, configs=configs,
-                          parallel=self.parallel, devices=self.devices,
+                          parallel=self.parallel, devices=self.devices, remeasure=self.remeasure,
                           repeats=self.repeats, log=disk.log, key=ckey, resume=resume, progress=progress)
             result.best_config = self._checked(result, all_args, grid)
             self._store(disk, ckey, key, settings, result, all_args, grid)
@@ -435,7 +445,7 @@ class Autotuner:
                             config={"kwargs": best.kwargs, "num_warps": best.num_warps, "num_stages": best.num_stages},
                             time=result.best_time, measured=result.measured,
                             dropped=[(str(c), why) for c, why in self.dropped],
-                            simulated_seconds=result.simulated_seconds,
+                            simulated_seconds=result.simulated_seconds, remeasured=_settled(result.remeasured),
                             call=self._call_record(all_args, grid, result)))
 
     def _call_record(self, all_args, grid, result, top=5):
@@ -552,7 +562,7 @@ def autotune(configs=None, key=(), prune_configs_by=None, reset_to_zero=None, re
              post_hook=None, warmup=None, rep=None, use_cuda_graph=False, do_bench=None, cache_results=True,
              tuner=None, budget=None, space=None, device=None, seed=0, bucket=None, cache_dir=None, repeats=1,
              progress=None, verify=None, verify_top=3, atol=None, rtol=None, transfer=True, parallel=None,
-             devices=1):
+             devices=1, remeasure="auto"):
     """Triton's `autotune` (configs, key, prune_configs_by, reset_to_zero, restore_value,
     pre_hook, post_hook; `warmup`, `rep`, `use_cuda_graph` and `do_bench` are accepted for ported
     code and have no effect: HypoGPU's Measurer times every config, simulated, with its own
@@ -567,7 +577,9 @@ def autotune(configs=None, key=(), prune_configs_by=None, reset_to_zero=None, re
     arrays disagree (beyond `atol`/`rtol`, by default a few output ulps) is dropped, never chosen.
     `parallel` says where measurements run (None: local processes for traced kernels when more
     than one core is free; 1: in-process; n: n processes; "ray" or a Ray address) and `devices`
-    how many simulated GPUs measure at once (autotune/pools.py).
+    how many simulated GPUs measure at once (autotune/pools.py).  `remeasure` settles the choice
+    after the search ("auto": the configs the measured noise cannot separate from the best are
+    timed again and their medians choose; False: the fastest single time; see `tune`).
     With `tuner="autotvm"`, the records of this kernel's earlier keys train a global model first
     (`transfer=False` turns that off).
 
@@ -576,7 +588,7 @@ def autotune(configs=None, key=(), prune_configs_by=None, reset_to_zero=None, re
     def decorator(fn):
         return Autotuner(fn, configs, key, prune_configs_by, reset_to_zero, restore_value, pre_hook, post_hook,
                          tuner, budget, space, device, seed, bucket, cache_dir, repeats, progress, cache_results,
-                         verify, verify_top, atol, rtol, transfer, parallel, devices)
+                         verify, verify_top, atol, rtol, transfer, parallel, devices, remeasure)
     return decorator
 
 

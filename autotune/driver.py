@@ -13,6 +13,8 @@ import os
 import sys
 import time
 
+import numpy as np
+
 from .records import Record, RecordLog, latest_per_config
 from .space import as_config
 from .tuners import default_tuner, make_tuner
@@ -30,8 +32,12 @@ class TuneResult:
     simulated_seconds: float    # measuring cost of this run (compile + timed runs)
     wall_seconds: float
 
+    remeasured: dict = dataclasses.field(default_factory=dict)   # what settling the choice did (Tuning.settle)
+    again: list = dataclasses.field(default_factory=list)        # its re-measurements (Records flagged `again`)
+
     @property
     def measured(self) -> int:
+        """The search's measurements (what the budget counts; re-measurements are apart, in `again`)."""
         return len(self.history)
 
 
@@ -68,9 +74,17 @@ class Progress:
         self.bar.close()
 
 
+def _retime(measurer, task, config, repeats):
+    """A measurement of a config built before: without its compile where the measurer knows how."""
+    try:
+        return measurer.measure(task, config, repeats=repeats, compiled=True)
+    except TypeError:   # a measurer of the caller's that has no `compiled`
+        return measurer.measure(task, config, repeats=repeats)
+
+
 def tune(task, tuner=None, budget: int | None = None, seed: int = 0, measurer=None, configs=None,
          batch_size: int = 16, repeats: int = 1, log: RecordLog | None = None, key: str = "", resume=(),
-         progress: bool | None = None, remeasure=None, parallel=None, devices: int = 1) -> TuneResult:
+         progress: bool | None = None, remeasure="auto", parallel=None, devices: int = 1) -> TuneResult:
     """Tune `task` (a Task) and return the best config found.
 
     `tuner`: "ansor", "autotvm", "bayes", "bayes_ansor", "exhaustive", "random", "grid", or a
@@ -79,9 +93,12 @@ def tune(task, tuner=None, budget: int | None = None, seed: int = 0, measurer=No
     are appended here as they are measured; `resume`: records of an earlier, interrupted run:
     when the tuner proposes a config they hold, the record stands in for measuring it (the
     noise stream advanced as measuring did), so a resumed tuning takes exactly the steps an
-    uninterrupted one takes, and a config recorded twice counts once.  `remeasure=(k, r)`:
-    afterwards, measure the k fastest configs r more times each and choose by the median
-    (the lowest of many noisy times is biased low: the winner's curse).  `parallel`: where
+    uninterrupted one takes, and a config recorded twice counts once.  `remeasure`: how the
+    choice is settled once the search ends.  The fastest single noisy time is biased low (the
+    winner's curse), so by default ("auto") the two fastest configs are timed again to measure
+    the noise, every config the noise cannot separate from the best is timed again too, and the
+    median of the new times chooses (Tuning.settle); `(k, r)` re-times the k fastest r times
+    each; False keeps the fastest single time.  `parallel`: where
     measurements run (autotune.pools: None picks, 1 in-process, n local processes, "ray" or a
     Ray address); `devices`: how many identical simulated GPUs measure at once (the simulated
     clock advances by the busiest one's share of each batch; batches hold at least 8 configs
@@ -95,8 +112,7 @@ def tune(task, tuner=None, budget: int | None = None, seed: int = 0, measurer=No
         run.step(run.limit)
     finally:
         run.close()
-    if remeasure:
-        run.remeasure(*remeasure)
+    run.settle(remeasure)
     return run.result()
 
 
@@ -120,9 +136,11 @@ class Tuning:
         self.task, self.measurer, self.configs, self.batch_size = task, measurer, configs, batch_size
         self.repeats, self.log, self.key = repeats, log, key
         self.search = make_tuner(tuner, space=task.space, configs=configs, seed=seed, task=task)
-        self.pending = {r.config: r for r in latest_per_config(list(resume))}
+        self.pending = {r.config: r for r in latest_per_config(list(resume))}   # (the search's own records)
         self.history: list = []
         self.remeasured: dict = {}      # config -> Record of its re-measurement
+        self.again: list = []           # every re-measurement, in order (the history is the search's)
+        self.settled: dict = {}         # what settling the choice did
         self.limit = budget if budget is not None else (len(configs) if configs is not None else task.space.size)
         self.exhausted = False
         self.bar = Progress(self.limit, f"tuning {task.name}", progress_enabled(progress))
@@ -174,9 +192,13 @@ class Tuning:
             self.measurer.clock = clock + makespan(costs, self.devices)
         return out
 
-    def _record(self, cfg, repeats, outcome=None):
-        m = self.measurer.finish(cfg, outcome, repeats) if outcome is not None else \
-            self.measurer.measure(self.task, cfg, repeats=repeats)
+    def _record(self, cfg, repeats, outcome=None, again=False):
+        if outcome is not None:
+            m = self.measurer.finish(cfg, outcome, repeats)
+        elif again:
+            m = _retime(self.measurer, self.task, cfg, repeats)
+        else:
+            m = self.measurer.measure(self.task, cfg, repeats=repeats)
         samples, error = list(m.samples), m.error
         impossible = [t for t in samples if not (isinstance(t, (int, float)) and not isinstance(t, bool)
                                                  and math.isfinite(t) and t > 0)]
@@ -184,7 +206,7 @@ class Tuning:
             samples, error = [], f"impossible time from the device: {impossible[0]!r} s (a time must be finite and > 0)"
         cost = m.cost if isinstance(m.cost, (int, float)) and math.isfinite(m.cost) and m.cost >= 0 else 0.0
         r = Record(cfg, samples, error, cost, kernel=self.task.name, key=self.key,
-                   device=repr(self.task.device), shape=dict(getattr(self.task, "shape", {}) or {}))
+                   device=repr(self.task.device), shape=dict(getattr(self.task, "shape", {}) or {}), again=again)
         if self.log is not None:
             self.log.append(r)
         return r
@@ -221,14 +243,83 @@ class Tuning:
         if not before:
             return {}
         for rec in before:
-            again = self._record(rec.config, r)
-            self.history.append(again)   # kept like any measurement (the budget does not count them)
-            if again.ok:
-                self.remeasured[rec.config] = again
+            self._again(rec.config, r)
         winner = min((self.remeasured.get(x.config, x) for x in before), key=lambda x: x.time)
         return {"before": before[0].config, "before_time": before[0].time, "after": winner.config,
                 "after_time": winner.time, "changed": winner.config != before[0].config,
                 "top": [x.config for x in before]}
+
+    def _again(self, config, repeats):
+        """Time a measured config again (kept in `again` and the records, flagged; the budget does
+        not count it); its new median ranks it from now on."""
+        again = self._record(config, repeats, again=True)
+        self.again.append(again)
+        if again.ok:
+            self.remeasured[config] = again
+        return again
+
+    def settle(self, how="auto") -> dict:
+        """Settle the choice after the search (see `tune`'s `remeasure`); what it did is kept
+        (`self.settled`, the result's `remeasured`)."""
+        if how is None or how is False:
+            return {}
+        if how == "auto":
+            self.settled = self.settle_by_noise()
+            return self.settled
+        if isinstance(how, tuple) and len(how) == 2:
+            self.settled = self.remeasure(*how)
+            return self.settled
+        raise ValueError(f"tune: remeasure must be 'auto', False or (k, r) positive ints, got {how!r}")
+
+    def settle_by_noise(self, probe: int = 5, more: int = 10, z: float = 2.0, share: float = 0.03) -> dict:
+        """The winner's curse, answered from the measured spread, within `share` of the search's
+        simulated time.  The two fastest configs are timed `probe` more times; the spread of
+        those times (the pooled standard deviation of their logs) is the noise.  Every other
+        config whose single time lies within z noise widths of the best's new median (its own
+        uncertainty included) could be the truly fastest: it is timed `probe` more times too,
+        fastest first, as long as the allowance lasts.  Those whose new median is still within z
+        widths of the leader's are timed up to `more` times again, and the medians of the new
+        times choose.  Re-timing a built config charges its timed runs, not a compile."""
+        ranked = self.ranked()
+        if len(ranked) < 2:
+            return {}
+        start = self.measurer.clock
+        allowance = share * sum(r.cost for r in self.history)   # (resumed records count what they cost then)
+        first, second = ranked[0], ranked[1]
+        probes = [self._again(r.config, probe) for r in (first, second)]
+        good = [p for p in probes if p.ok]
+        if not good:
+            return {}
+        per_time = max(p.cost for p in good) / probe / max(p.time for p in good)   # seconds charged per second timed
+        logs = [np.log(p.samples) for p in good if len(p.samples) > 1]
+        sigma = float(np.sqrt(np.mean([np.var(x, ddof=1) for x in logs]))) if logs else 0.0
+        best_now = min(p.time for p in good)
+        band = z * sigma * math.sqrt(1.0 + 1.0 / probe)
+        contenders = []
+        for r in ranked[2:]:
+            if math.log(r.time) > math.log(best_now) + band:
+                break
+            if per_time > 0 and self.measurer.clock - start + probe * per_time * r.time > allowance:
+                break
+            self._again(r.config, probe)
+            contenders.append(r)
+        timed = sorted(self.remeasured.values(), key=lambda r: r.time)
+        close = z * sigma * 1.25 * math.sqrt(2.0 / probe)   # two medians of `probe` times apart
+        finalists = [r for r in timed if math.log(r.time) <= math.log(timed[0].time) + close]
+        left = allowance - (self.measurer.clock - start)
+        cost = per_time * sum(r.time for r in finalists)
+        n = more if cost <= 0 else min(more, int(left / cost)) if left > 0 else 0
+        if len(finalists) > 1 and n >= 2:
+            for r in finalists:
+                extra = self._record(r.config, n, again=True)
+                self.again.append(extra)
+                if extra.ok:   # the finalist's new times together
+                    self.remeasured[r.config] = dataclasses.replace(extra, samples=r.samples + extra.samples)
+        winner = self.ranked()[0]
+        return {"before": first.config, "before_time": first.time, "after": winner.config,
+                "after_time": winner.time, "changed": winner.config != first.config, "noise": sigma,
+                "contenders": 2 + len(contenders), "finalists": len(finalists),
+                "seconds": self.measurer.clock - start}
 
     def result(self) -> TuneResult:
         ranked = self.ranked()
@@ -242,4 +333,4 @@ class Tuning:
                                 f"{len(self.history)} tried): " + "; ".join(reasons))
         winner = ranked[0]
         return TuneResult(winner.config, winner.time, self.history, self.measurer.clock - self.start_clock,
-                          time.perf_counter() - self.start)
+                          time.perf_counter() - self.start, dict(self.settled), list(self.again))

@@ -176,7 +176,7 @@ class _Node:
 
 
 def tune_network(tasks, tuner="ansor", units=None, unit_size=64, strategy="gradient", similarity="intensity",
-                 objective=None, total=None, alpha=0.2, window=3, beta=2.0, eps=0.05, seed=0, remeasure=(5, 5),
+                 objective=None, total=None, alpha=0.2, window=3, beta=2.0, eps=0.05, seed=0, remeasure="auto",
                  progress=None, cache=True, cache_dir=None, parallel=None, devices=1) -> NetworkResult:
     """Tune every task of a network within one budget.
 
@@ -184,7 +184,7 @@ def tune_network(tasks, tuner="ansor", units=None, unit_size=64, strategy="gradi
     (units = total // unit_size); `strategy`: "gradient" or "round_robin"; `similarity`:
     "intensity", "family" or a function of two nodes (with .task, .intensity, .flops);
     `objective`: WeightedSum() (default), LatencyRequirement(limits), GeomeanSpeedup(reference)
-    or any f(times, weights); `remeasure=(k, r)` or None; `cache=False` keeps results off disk;
+    or any f(times, weights); `remeasure="auto"` (see tune), `(k, r)` or None; `cache=False` keeps results off disk;
     `parallel` and `devices`: where measurements run, as for tune()."""
     pairs = _checked(tasks, strategy, similarity, unit_size, units, total, remeasure)
     n_units = units if units is not None else total // unit_size
@@ -219,7 +219,7 @@ def tune_network(tasks, tuner="ansor", units=None, unit_size=64, strategy="gradi
         found = []
         for n in nodes:
             n.tuning.close()
-            found.append(n.tuning.remeasure(*remeasure) if remeasure and n.tuning.history else {})
+            found.append(n.tuning.settle(remeasure) if remeasure and n.tuning.history else {})
         results = [n.tuning.result() for n in nodes]
         for n, r in zip(nodes, results):
             binding = getattr(n.task, "binding", None)
@@ -266,10 +266,10 @@ def _checked(tasks, strategy, similarity, unit_size, units, total, remeasure):
     if isinstance(n, bool) or not isinstance(n, int) or n < 1 or (total is not None and total < unit_size):
         raise ValueError(f"tune_network: {'units' if units is not None else 'total'} must be a positive int "
                          f"(total at least unit_size), got {n!r}")
-    if remeasure is not None and remeasure is not False:
+    if remeasure is not None and remeasure is not False and remeasure != "auto":
         if not (isinstance(remeasure, tuple) and len(remeasure) == 2 and all(
                 isinstance(x, int) and not isinstance(x, bool) and x > 0 for x in remeasure)):
-            raise ValueError(f"tune_network: remeasure must be (k, r) positive ints or None, got {remeasure!r}")
+            raise ValueError(f"tune_network: remeasure must be 'auto', (k, r) positive ints or None, got {remeasure!r}")
     return pairs
 
 

@@ -22,6 +22,7 @@ class Record:
     key: str = ""                 # the (bucketed) tuning key, as text
     device: str = ""
     shape: dict = dataclasses.field(default_factory=dict)  # the task's shape (transfer learning needs it)
+    again: bool = False           # a re-measurement of a config the search measured (settling the choice)
 
     @property
     def time(self) -> float:
@@ -37,10 +38,12 @@ class Record:
 
     def to_json(self) -> str:
         c = self.config
-        return json.dumps({"kernel": self.kernel, "key": self.key, "device": self.device,
-                           "config": {"kwargs": c.kwargs, "num_warps": c.num_warps, "num_stages": c.num_stages},
-                           "samples": self.samples, "error": self.error, "cost": self.cost, "shape": self.shape},
-                          sort_keys=True, default=str)
+        d = {"kernel": self.kernel, "key": self.key, "device": self.device,
+             "config": {"kwargs": c.kwargs, "num_warps": c.num_warps, "num_stages": c.num_stages},
+             "samples": self.samples, "error": self.error, "cost": self.cost, "shape": self.shape}
+        if self.again:
+            d["again"] = True
+        return json.dumps(d, sort_keys=True, default=str)
 
     @classmethod
     def from_json(cls, line: str) -> "Record":
@@ -72,9 +75,12 @@ class Record:
         shape = d.get("shape") or {}
         if not isinstance(shape, dict) or not all(isinstance(v, SCALARS) for v in shape.values()):
             raise ValueError("shape must map names to numbers")
+        again = d.get("again", False)
+        if not isinstance(again, bool):
+            raise ValueError("again must be true or false")
         return cls(Config(kwargs, num_warps=c.get("num_warps", 4), num_stages=c.get("num_stages", 3)),
                    [float(t) for t in samples], error, float(cost), text["kernel"], text["key"], text["device"],
-                   dict(shape))
+                   dict(shape), again)
 
 
 MAX_LINE = 1 << 20            # a record is a few hundred bytes; a longer line is junk, skipped unread
@@ -109,7 +115,9 @@ def _warn_records(path, what):
 
 def latest_per_config(records) -> list:
     """One record per config, its latest, in the order the configs were first measured: a
-    config measured again (an interrupted refresh) counts once toward a budget."""
+    config measured again (an interrupted refresh) counts once toward a budget.  The search's
+    own records only: re-measurements that settled a choice (`again`) are not the search's."""
+    records = [r for r in records if not r.again]
     last = {}
     for r in records:
         last[r.config] = r

@@ -32,7 +32,16 @@ def noise(records) -> float:
 
 
 def verdict(records) -> str:
-    """Whether the winner is faster than the runner-up by more than the noise."""
+    """Whether the winner is faster than the runner-up by more than the noise (judged by the
+    re-timed configs' new medians when the choice was settled by re-timing)."""
+    timed = {}
+    for r in records:
+        if r.again and r.ok:
+            timed.setdefault(r.config, []).extend(r.samples)
+    if len(timed) >= 2:
+        (m0, c0), (m1, _) = sorted(((statistics.median(v), c) for c, v in timed.items()), key=lambda x: x[0])[:2]
+        return (f"settled by re-timing the {len(timed)} configs closest to the fastest: {c0} won by its median, "
+                f"{m1 / m0 - 1:.1%} ahead of the runner-up")
     good = sorted((r for r in latest_per_config(records) if r.ok), key=lambda r: r.time)
     if len(good) < 2:
         return "only one config ran: nothing to compare"
@@ -56,16 +65,23 @@ def show(entry: dict, records: list, plot: str | None = None, knobs=None) -> str
              f"chosen    {c['kwargs']} num_warps={c['num_warps']} num_stages={c['num_stages']}  "
              f"{_us(entry['time'])} µs",
              f"measured  {entry['measured']} configs, {entry.get('simulated_seconds', 0):.1f} s simulated"]
-    lines += [f"dropped   {cfg}: {why}" for cfg, why in entry.get("failed_on_cpu", [])] + [""]
+    lines += [f"dropped   {cfg}: {why}" for cfg, why in entry.get("failed_on_cpu", [])]
+    settled = entry.get("remeasured") or {}
+    if settled.get("contenders"):
+        lines.append(f"settled   {settled['contenders']} configs the noise ({100 * settled.get('noise', 0):.1f} %) could "
+                     f"not separate from the fastest were timed again ({settled.get('seconds', 0):.2f} s simulated); "
+                     + (f"their new medians chose {settled['after']} over {settled['before']}" if settled.get("changed")
+                        else "the fastest single time stood"))
+    lines.append("")
     if not records:
         lines.append("no measurement records for this key (cleared with --records, or tuned elsewhere)")
         return "\n".join(lines)
     lines.append(f"{'#':>4}  {'median µs':>10}  {'samples':>7}  {'spread':>7}  config / error")
     for i, r in enumerate(records, 1):
         spread = f"{(max(r.samples) - min(r.samples)) / r.time:.1%}" if len(r.samples) > 1 else "-"
-        what = f"{r.config}" + (f"  ERROR {r.error}" if r.error else "")
+        what = f"{r.config}" + (f"  ERROR {r.error}" if r.error else "") + ("  (timed again)" if r.again else "")
         lines.append(f"{i:>4}  {_us(r.time):>10}  {len(r.samples):>7}  {spread:>7}  {what}")
-    curve = best_so_far(records)
+    curve = best_so_far([r for r in records if not r.again])
     lines += ["", "best so far: " + "  ".join(f"#{n}: {_us(t)} µs" for n, t in curve), "", verdict(records)]
     if plot:
         lines.append(draw(records, plot, knobs))

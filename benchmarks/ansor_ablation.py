@@ -33,11 +33,11 @@ def run(quick: bool, plot: str | None = None):
         truth = oracle(task)
         for variant in VARIANTS:
             runs = [share_curve(task, AnsorTuner(variant=variant, seed=s), budget, s, truth) for s in seeds]
-            curve = np.median(np.stack([c for c, _ in runs]), axis=0)
+            curve = np.median(np.stack([r.curve for r in runs]), axis=0)
             curves[name, variant] = curve
-            reach = sorted(to_reach(c) or np.inf for c, _ in runs)[len(runs) // 2]
+            reach = sorted(to_reach(r.curve) or np.inf for r in runs)[len(runs) // 2]
             rows.append([name, variant, *(f"{100 * curve[b - 1]:.1f}" for b in BUDGETS if b <= budget),
-                         "never" if not np.isfinite(reach) else f"{reach:.0f}", f"{np.median([w for _, w in runs]):.1f}"])
+                         "never" if not np.isfinite(reach) else f"{reach:.0f}", f"{np.median([r.wall for r in runs]):.1f}"])
     head = ["task", "variant", *(f"% after {b}" for b in BUDGETS if b <= budget), "to 99 %", "wall s per tuning"]
     text = markdown(head, rows) + f"\n\nMedian of {len(seeds)} seeds; HypoGPU's noisy Measurer; on {machine()}.\n"
     if plot:

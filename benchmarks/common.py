@@ -10,6 +10,7 @@ import platform
 import re
 import statistics
 import time
+import typing
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
@@ -141,17 +142,31 @@ def _purpose(name: str) -> str:
     return re.split(r"(?<=[^.])\.(\s|$)", first)[0]
 
 
-def share_curve(task, tuner, budget: int, seed: int, truth, **tune_kw):
+class Outcome(typing.NamedTuple):
+    """One seeded tuning, scored by the oracle: what the search found and what the user gets."""
+    curve: object     # the best true time found so far as a share of the optimum, per measurement
+    wall: float       # the tuning's wall seconds
+    chosen: float     # the chosen config's true share of the optimum (after re-timing settles it)
+    found: float      # the best config measured, as a share of the optimum (the curve's last value)
+    retime: float     # share of the simulated tuning time spent settling the choice
+
+
+def share_curve(task, tuner, budget: int, seed: int, truth, **tune_kw) -> Outcome:
     """The best true time found so far as a share of the optimum, after each measurement
-    (padded with its last value when the tuner stops early), and the tuning's wall seconds."""
+    (padded with its last value when the tuner stops early), the tuning's wall seconds, and the
+    true share of the config it chose."""
     import numpy as np
     from autotune import tune
     t = time.perf_counter()
     result = tune(task, tuner, budget=budget, seed=seed, progress=False, **tune_kw)
     wall = time.perf_counter() - t
     times = np.array([truth.time_of(r.config) for r in result.history])
-    running = float(np.min(truth.times)) / np.minimum.accumulate(times)
-    return np.pad(running, (0, budget - len(running)), mode="edge"), wall
+    best = float(np.min(truth.times))
+    running = best / np.minimum.accumulate(times)
+    curve = np.pad(running, (0, budget - len(running)), mode="edge")
+    spent = result.remeasured.get("seconds", 0.0) if result.remeasured else 0.0
+    return Outcome(curve, wall, best / truth.time_of(result.best_config), float(curve[-1]),
+                   spent / result.simulated_seconds if result.simulated_seconds else 0.0)
 
 
 def to_reach(curve, share=0.99):

@@ -19,7 +19,8 @@ def test_list_show_export_clear(tmp_path, capsys):
     main(["--cache-dir", str(tmp_path), "show", key])
     shown = capsys.readouterr().out
     assert shown.splitlines()[0].split()[1].startswith(key) and f"measured  {len(CONFIGS)} configs" in shown
-    assert "best so far: #1:" in shown and ("stands out" in shown or "does not stand out" in shown)
+    assert "best so far: #1:" in shown and "settled by re-timing the" in shown      # the winner's curse, settled
+    assert "(timed again)" in shown and "settled   " in shown
     assert shown.count("Config(") >= len(CONFIGS)                           # every config measured
     main(["--cache-dir", str(tmp_path), "export", "-o", str(tmp_path / "out.json")])
     assert len(json.loads((tmp_path / "out.json").read_text())) == 2
@@ -121,10 +122,11 @@ def test_clear_keeps_the_records_unless_asked(tmp_path, capsys):
     _call(make(tmp_path), 100)
     assert main(["clear", "--cache-dir", str(tmp_path)]) == 0
     cache = TuningCache(tmp_path)
-    assert cache.entries() == [] and len(cache.log.read()) == len(CONFIGS)   # resume data kept
+    kept = cache.log.read()
+    assert cache.entries() == [] and len([r for r in kept if not r.again]) == len(CONFIGS)   # resume data kept
     assert main(["clear", "--records", "--cache-dir", str(tmp_path)]) == 0
     assert TuningCache(tmp_path).log.read() == []
-    assert f"removed 0 entries and the records of {len(CONFIGS)} measurements" in capsys.readouterr().out
+    assert f"removed 0 entries and the records of {len(kept)} measurements" in capsys.readouterr().out
 
 
 def test_what_the_commands_say(tmp_path, capsys):

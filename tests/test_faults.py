@@ -132,7 +132,7 @@ def test_only_a_corrupt_database_is_set_aside(tmp_path):
     cache = TuningCache(tmp_path)
     assert len(list(tmp_path.glob("results.damaged-*"))) == 1
     assert cache.entries() == []
-    assert len(cache.log.read()) == len(CONFIGS)      # the measurements survive
+    assert len([r for r in cache.log.read() if not r.again]) == len(CONFIGS)      # the measurements survive
 
 
 # ---------------------------------------------------------------- records

@@ -37,11 +37,11 @@ class Replay:
 @pytest.mark.parametrize("name", sorted(TUNERS))
 def test_strategy_on_recorded_space(name):
     full = Replay()
-    result = tune(ReplayTask(), name, budget=SPACE.size, seed=0, measurer=full)
+    result = tune(ReplayTask(), name, budget=SPACE.size, seed=0, measurer=full, remeasure=False)
     assert len(full.calls) == SPACE.size == len(set(full.calls))        # every point once, none twice
     assert result.best_time == TIMES.min()                               # so the true best is found
     small = Replay()
-    result = tune(ReplayTask(), name, budget=20, seed=1, measurer=small, batch_size=7)
+    result = tune(ReplayTask(), name, budget=20, seed=1, measurer=small, batch_size=7, remeasure=False)
     assert len(small.calls) == 20 and len(set(small.calls)) == 20
     assert result.best_time == min(TIMES[SPACE.flat_index(c)] for c in small.calls)
     assert result.measured == 20 and small.clock == 20.0
@@ -49,7 +49,7 @@ def test_strategy_on_recorded_space(name):
         assert [SPACE.flat_index(c) for c in small.calls] == list(range(20))
     else:
         again = Replay()
-        tune(ReplayTask(), name, budget=20, seed=1, measurer=again, batch_size=7)
+        tune(ReplayTask(), name, budget=20, seed=1, measurer=again, batch_size=7, remeasure=False)
         assert again.calls == small.calls                                # seeded: reproducible
         assert [SPACE.flat_index(c) for c in small.calls] != list(range(20))
 
@@ -57,10 +57,10 @@ def test_strategy_on_recorded_space(name):
 def test_exhaustive_follows_a_config_list_and_resumes():
     configs = [SPACE.config(i) for i in (5, 3, 9, 7)]
     first = Replay()
-    done = tune(ReplayTask(), "exhaustive", configs=configs, measurer=first, budget=2)
+    done = tune(ReplayTask(), "exhaustive", configs=configs, measurer=first, budget=2, remeasure=False)
     assert first.calls == configs[:2]
     rest = Replay()
-    result = tune(ReplayTask(), "exhaustive", configs=configs, measurer=rest, resume=done.history)
+    result = tune(ReplayTask(), "exhaustive", configs=configs, measurer=rest, resume=done.history, remeasure=False)
     assert rest.calls == configs[2:]
     assert result.best_time == min(TIMES[[5, 3, 9, 7]])
 

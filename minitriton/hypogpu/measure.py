@@ -60,10 +60,12 @@ class Measurer:
         for _ in samples:
             self.rng.standard_normal()
 
-    def measure(self, task, config, repeats: int = 1) -> Measurement:
-        return self.finish(config, outcome(self.device, task, config), repeats)
+    def measure(self, task, config, repeats: int = 1, compiled: bool = False) -> Measurement:
+        """`compiled`: the config was built by an earlier measurement (re-timing it to settle a
+        choice), so only its timed runs are charged, as re-running a cached binary costs."""
+        return self.finish(config, outcome(self.device, task, config), repeats, compiled)
 
-    def finish(self, config, result, repeats: int = 1) -> Measurement:
+    def finish(self, config, result, repeats: int = 1, compiled: bool = False) -> Measurement:
         """A measurement from the config's outcome on the device (`outcome()`, which may have run
         in another process): the noise and the clock are applied here, in measuring order, so
         the same seed gives the same samples wherever the outcomes were computed."""
@@ -74,11 +76,12 @@ class Measurer:
         if error is None and not (isinstance(true, (int, float, np.floating)) and not isinstance(true, bool)
                                   and math.isfinite(true) and true > 0):
             error = f"impossible time from the device: {true!r} s (a time must be finite and > 0)"
+        build = 0.0 if compiled else self.compile_seconds
         if error is not None:
-            self.clock += self.compile_seconds
-            return Measurement(config, [], error, self.compile_seconds)
+            self.clock += build
+            return Measurement(config, [], error, build)
         samples = [true * float(np.exp(self.noise * self.rng.standard_normal())) for _ in range(repeats)]
-        cost = self.compile_seconds + repeats * self.runs * true
+        cost = build + repeats * self.runs * true
         self.clock += cost
         return Measurement(config, samples, None, cost)
 
