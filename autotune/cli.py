@@ -18,6 +18,7 @@ import sys
 import textwrap
 
 
+from . import report, verify
 from .cache import TuningCache
 
 
@@ -66,7 +67,6 @@ def cmd_list(args):
 
 
 def cmd_show(args):
-    from . import report
     cache = _reader(args)
     e = _entry(cache, args.key)
     print(report.show(e, cache.log.read(e["key"]), plot=args.plot, knobs=args.knobs))
@@ -112,8 +112,7 @@ def _shape(text):
 
 
 def cmd_verify(args):
-    from . import verify
-    if args.kernel in verify.LIBRARY:
+    if args.kernel in verify.library_checks():
         if args.shape is None:
             raise CommandError(f"verify {args.kernel} needs --shape, e.g. --shape M=200,N=300,K=100")
         print(verify.run(args.kernel, args.shape, args.configs, args.seed))
@@ -123,8 +122,7 @@ def cmd_verify(args):
 
 
 def cmd_demo(args):
-    from kernels import demo
-    demo.main(quick=args.quick)
+    verify.library_demo()(quick=args.quick)
 
 
 class _Parser(argparse.ArgumentParser):

@@ -24,6 +24,8 @@ import textwrap
 import numpy as np
 
 from . import te
+from .families import conv as conv_family, gemm as gemm_family, rowsoftmax as rowsoftmax_family, \
+    rowsum as rowsum_family
 from .sketch import Sketch, gemm_rules
 from .space import Config, Space, as_config
 
@@ -298,9 +300,8 @@ def _compile(source: str, filename: str) -> dict:
     filename = f"{filename[:-1]} #{next(_generated)}>"
     import minitriton as mt
     import minitriton.language as tl
-    from kernels.gemm import grouped_tile
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    namespace = {"mt": mt, "tl": tl, "grouped_tile": grouped_tile, "__name__": filename}
+    namespace = {"mt": mt, "tl": tl, "grouped_tile": gemm_family.grouped_tile, "__name__": filename}
     exec(compile(source, filename, "exec"), namespace)
     return namespace
 
@@ -439,10 +440,9 @@ class GemmOperator(Operator):
 
     # -- profile ---------------------------------------------------------------------------------------
     def launch_profile(self, shape, cfg):
-        from kernels.gemm import launch_profile
         dims = {d: self._size(self.c.sizes[d], shape) for d in ("M", "N", "K")}
         item = np.dtype(_NP[self.c.dtype_in]).itemsize
-        return launch_profile(dims, cfg, itemsize=item, epilogue=self.c.epilogue.cost,
+        return gemm_family.launch_profile(dims, cfg, itemsize=item, epilogue=self.c.epilogue.cost,
                               names=(f"{self.__name__}_kernel", f"{self.__name__}_reduce"),
                               batch=self._size(self.c.sizes["B"], shape))
 
@@ -737,8 +737,7 @@ def {name}_kernel(x_ptr, y_ptr, M, N, {sm}, {sn}, stride_ym, stride_yn, BLOCK: t
 
 class RowWiseOperator(Operator):
     def __init__(self, c: RowWise):
-        from kernels.rowsoftmax import SPACE as ROWS_SPACE, DEFAULT as ROWS_DEFAULT
-        super().__init__(c, ROWS_SPACE, ROWS_DEFAULT)
+        super().__init__(c, rowsoftmax_family.SPACE, rowsoftmax_family.DEFAULT)
         self.source = rowwise_source(c, self.__name__)
         self.kernel = _compile(self.source, f"<te.generate {self.__name__}>")[f"{self.__name__}_kernel"]
 
@@ -753,9 +752,9 @@ class RowWiseOperator(Operator):
         return [Sketch("row-wise, fused stages", ("always inline", "simple reduction"), self.space, self.source)]
 
     def launch_profile(self, shape, cfg):
-        from kernels.rowsoftmax import launch_profile
         dims = {d: self._size(self.c.sizes[d], shape) for d in ("M", "N")}
-        return launch_profile(dims, cfg, np.dtype(_NP[self.c.dtype_in]).itemsize, ops=self.c.ops, row_ops=self.c.row_ops,
+        return rowsoftmax_family.launch_profile(dims, cfg, np.dtype(_NP[self.c.dtype_in]).itemsize, ops=self.c.ops,
+                                                row_ops=self.c.row_ops,
                               names=(f"{self.__name__}_kernel",),
                               out_itemsize=np.dtype(_NP[self.c.dtype_out]).itemsize)
 
@@ -834,8 +833,7 @@ def {name}_partials(ws_ptr, out_ptr, M, stride_wm, BLOCK_M: tl.constexpr, SPLIT:
 
 class ReductionOperator(Operator):
     def __init__(self, c: RowReduction):
-        from kernels.rowsum import SPACE as ROW_SPACE, DEFAULT as ROW_DEFAULT
-        super().__init__(c, ROW_SPACE, ROW_DEFAULT)
+        super().__init__(c, rowsum_family.SPACE, rowsum_family.DEFAULT)
         self.source = reduction_source(c, self.__name__)
         ns = _compile(self.source, f"<te.generate {self.__name__}>")
         self.kernel, self.partials = ns[f"{self.__name__}_kernel"], ns[f"{self.__name__}_partials"]
@@ -857,10 +855,9 @@ class ReductionOperator(Operator):
                        self.source)]
 
     def launch_profile(self, shape, cfg):
-        from kernels.rowsum import launch_profile
         dims = {d: self._size(self.c.sizes[d], shape) for d in ("M", "N")}
-        return launch_profile(dims, cfg, np.dtype(_NP[self.c.dtype_in]).itemsize,
-                              names=(f"{self.__name__}_kernel", f"{self.__name__}_partials"))
+        return rowsum_family.launch_profile(dims, cfg, np.dtype(_NP[self.c.dtype_in]).itemsize,
+                                            names=(f"{self.__name__}_kernel", f"{self.__name__}_partials"))
 
     def __call__(self, x, config=None, out=None):
         c = self.c
@@ -912,10 +909,10 @@ class ConvOperator(Operator):
         return GemmOperator.sketches.fget(self)
 
     def launch_profile(self, shape, cfg):
-        from kernels.conv import launch_profile
         d, _ = self.dims(shape)
-        return launch_profile(d, cfg, np.dtype(_NP[self.c.dtype_in]).itemsize, epilogue=self.c.epilogue.cost,
-                              names=(f"{self.__name__}_kernel", f"{self.__name__}_reduce"))
+        return conv_family.launch_profile(d, cfg, np.dtype(_NP[self.c.dtype_in]).itemsize,
+                                          epilogue=self.c.epilogue.cost,
+                                          names=(f"{self.__name__}_kernel", f"{self.__name__}_reduce"))
 
     def __call__(self, *arrays, config=None, out=None):
         env = self._bind(arrays)

@@ -13,7 +13,8 @@ import minitriton as mt
 import minitriton.language as tl
 from autotune.space import library_config
 from autotune.sketch import gemm_rules
-from .gemm import SPACE, DEFAULT, REDUCE_BLOCK, ACTIVATIONS, epilogue, grouped_tile, splitk_reduce_kernel, _strides
+from .gemm import SPACE, DEFAULT, REDUCE_BLOCK, ACTIVATIONS, epilogue, grouped_tile, splitk_reduce_kernel, element_strides
+from autotune.families.conv import output_shape, pair, launch_profile  # noqa: F401
 
 
 @mt.jit
@@ -62,21 +63,6 @@ def conv2d_kernel(x_ptr, w_ptr, y_ptr, bias_ptr, H, W, C, F, OH, OW, KW, M, K,
     tl.store(y_ptr + pid_k * stride_ys + offs_m[:, None] * stride_ym + offs_n[None, :] * stride_yf, out, mask=y_mask)
 
 
-def _pair(v, name):
-    if isinstance(v, (int, np.integer)):
-        v = (int(v), int(v))
-    if not (isinstance(v, (tuple, list)) and len(v) == 2 and all(isinstance(i, (int, np.integer)) for i in v)):
-        raise ValueError(f"conv2d: '{name}' must be an int or a pair of ints, got {v!r}")
-    return int(v[0]), int(v[1])
-
-
-def output_shape(x_shape, w_shape, stride=1, padding=0):
-    n, h, w, _ = x_shape
-    kh, kw, _, f = w_shape
-    (sh, sw), (ph, pw) = _pair(stride, "stride"), _pair(padding, "padding")
-    return n, (h + 2 * ph - kh) // sh + 1, (w + 2 * pw - kw) // sw + 1, f
-
-
 def conv2d(x, w, bias=None, stride=1, padding=0, activation=None, config=None):
     """y = activation(conv(x, w) + bias): x is (N, H, W, C), w is (KH, KW, C, F), y is (N, OH, OW, F)."""
     for name, t in (("x", x), ("w", w)):
@@ -88,7 +74,7 @@ def conv2d(x, w, bias=None, stride=1, padding=0, activation=None, config=None):
         raise TypeError(f"conv2d: 'x' and 'w' must share a dtype, got {x.dtype} and {w.dtype}")
     if activation not in ACTIVATIONS:
         raise ValueError(f"conv2d: 'activation' must be one of {ACTIVATIONS}, got {activation!r}")
-    (sh, sw), (ph, pw) = _pair(stride, "stride"), _pair(padding, "padding")
+    (sh, sw), (ph, pw) = pair(stride, "stride"), pair(padding, "padding")
     if sh < 1 or sw < 1 or ph < 0 or pw < 0:
         raise ValueError(f"conv2d: stride must be >= 1 and padding >= 0, got stride={stride}, padding={padding}")
     n, oh, ow, f = output_shape(x.shape, w.shape, (sh, sw), (ph, pw))
@@ -103,23 +89,23 @@ def conv2d(x, w, bias=None, stride=1, padding=0, activation=None, config=None):
     y = np.empty((n, oh, ow, f), x.dtype)
     y2 = y.reshape(M, f)
     grid = (mt.cdiv(M, bm) * mt.cdiv(f, bn), sk)
-    common = (x.shape[1], x.shape[2], c, f, oh, ow, kw, M, K, sh, sw, ph, pw, *_strides(x), *_strides(w2))
+    common = (x.shape[1], x.shape[2], c, f, oh, ow, kw, M, K, sh, sw, ph, pw, *element_strides(x), *element_strides(w2))
     meta = dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=kwargs["BLOCK_K"], GROUP_M=kwargs["GROUP_M"], SPLIT_K=sk,
                 num_warps=cfg.num_warps, num_stages=cfg.num_stages)
     if sk == 1:
-        conv2d_kernel[grid](x, w2, y2, bias, *common, 0, *_strides(y2), HAS_BIAS=bias is not None,
+        conv2d_kernel[grid](x, w2, y2, bias, *common, 0, *element_strides(y2), HAS_BIAS=bias is not None,
                             ACTIVATION=activation, **meta)
     else:
         ws = np.empty((sk, M, f), np.float32)
-        conv2d_kernel[grid](x, w2, ws, None, *common, *_strides(ws), HAS_BIAS=False, ACTIVATION=None, **meta)
+        conv2d_kernel[grid](x, w2, ws, None, *common, *element_strides(ws), HAS_BIAS=False, ACTIVATION=None, **meta)
         splitk_reduce_kernel[(mt.cdiv(M, REDUCE_BLOCK), mt.cdiv(f, REDUCE_BLOCK))](
-            ws, y2, bias, M, f, *_strides(ws), *_strides(y2), SPLIT_K=sk, BLOCK_M=REDUCE_BLOCK,
+            ws, y2, bias, M, f, *element_strides(ws), *element_strides(y2), SPLIT_K=sk, BLOCK_M=REDUCE_BLOCK,
             BLOCK_N=REDUCE_BLOCK, HAS_BIAS=bias is not None, ACTIVATION=activation)
     return y
 
 
 def reference(x, w, bias=None, stride=1, padding=0, activation=None):
-    (sh, sw), (ph, pw) = _pair(stride, "stride"), _pair(padding, "padding")
+    (sh, sw), (ph, pw) = pair(stride, "stride"), pair(padding, "padding")
     n, oh, ow, f = output_shape(x.shape, w.shape, (sh, sw), (ph, pw))
     xp = np.pad(x.astype(np.float64), ((0, 0), (ph, ph), (pw, pw), (0, 0)))
     y = np.zeros((n, oh, ow, f))
@@ -132,45 +118,6 @@ def reference(x, w, bias=None, stride=1, padding=0, activation=None):
     return np.maximum(y, 0) if activation == "relu" else y
 
 
-def _valid(out, size, k, stride, pad):
-    """For each filter offset 0..k-1: how many of `out` output positions read inside the input."""
-    o = np.arange(out)[:, None] * stride - pad + np.arange(k)[None, :]
-    return ((o >= 0) & (o < size)).sum(0)
-
-
-def launch_profile(shape, cfg, itemsize=2, bias=False, activation=None, epilogue=None,
-                   names=("conv2d_kernel", "splitk_reduce_kernel")):
-    """The launches `conv2d` makes for shape {N, H, W, C, F, KH, KW, stride, padding}: an implicit
-    GEMM (M = N·OH·OW, N = F, K = KH·KW·C) whose A tiles are gathered; padding is not loaded.
-    `epilogue` and `names` as in gemm.launch_profile (for a generated convolution)."""
-    from minitriton.hypogpu.profile import Profile, meta_key, register_estimate
-    from .gemm import grouped_dram, tiled_grid, _reduce_profile
-    n, h, w, c, f, kh, kw = (int(shape[k]) for k in ("N", "H", "W", "C", "F", "KH", "KW"))
-    (sh, sw), (ph, pw) = _pair(shape.get("stride", 1), "stride"), _pair(shape.get("padding", 0), "padding")
-    _, oh, ow, _ = output_shape((n, h, w, c), (kh, kw, c, f), (sh, sw), (ph, pw))
-    M, K = n * oh * ow, kh * kw * c
-    (BM, BN, BK, G, SK, W, S), npm, npn, grid, steps = tiled_grid(M, f, K, cfg)
-    tiles = npm * npn
-    a_elems = n * c * _valid(oh, h, kh, sh, ph).sum() * _valid(ow, w, kw, sw, pw).sum()  # in-bounds input reads
-    a_total = npn * a_elems * itemsize                      # every column of tiles gathers its rows again
-    b_total = npm * K * f * itemsize                        # every row of tiles reads the whole filter
-    single = SK == 1
-    ops, per_n, per_m, per_mn = epilogue if epilogue is not None else \
-        (bool(bias) + (activation == "relu"), itemsize if bias else 0, 0, 0)
-    side = per_n * f / npn + per_m * M / npm + per_mn * M * f / tiles
-    loaded = (a_total + b_total) / grid + np.where(single, side, 0)
-    stores = np.where(single, M * f * itemsize / tiles, M * f * 4.0 * SK / grid)
-    meta = dict(BLOCK_M=BM, BLOCK_N=BN, BLOCK_K=BK, GROUP_M=G, SPLIT_K=SK, HAS_BIAS=np.asarray(bool(bias)),
-                num_warps=W, num_stages=S)
-    dram = grouped_dram(npm, npn, G, SK, a_total / npn / npm / SK, b_total / npm / npn / SK, grid * loaded)
-    return Profile(names[0], grid=grid, num_warps=W, num_stages=S, k_steps=steps,
-                   tc_flops_step=2.0 * BM * BN * BK, load_bytes_step=loaded / steps, tile=(BM, BN, BK),
-                   smem_stage=(BM * BK + BK * BN) * itemsize, regs=register_estimate(BM, BN, W),
-                   alu_flops=np.where(single, BM * BN * ops, 0), store_bytes=stores,
-                   dram_bytes=dram, key=meta_key(names[0], meta),
-                   extra=[_reduce_profile(M, f, SK, itemsize, bool(bias), activation, SK > 1, epilogue, names[1])])
-
-
 conv2d.space = SPACE
 conv2d.launch_profile = launch_profile
 conv2d.shape_keys = ("N", "H", "W", "C", "F", "KH", "KW")
@@ -179,7 +126,7 @@ conv2d.shape_keys = ("N", "H", "W", "C", "F", "KH", "KW")
 def sketch_rules(shape, space):
     """The implicit GEMM's sketch rules (M = N·OH·OW, N = F, K = KH·KW·C)."""
     n, h, w, c, f, kh, kw = (int(shape[k]) for k in ("N", "H", "W", "C", "F", "KH", "KW"))
-    (sh, sw), (ph, pw) = _pair(shape.get("stride", 1), "stride"), _pair(shape.get("padding", 0), "padding")
+    (sh, sw), (ph, pw) = pair(shape.get("stride", 1), "stride"), pair(shape.get("padding", 0), "padding")
     _, oh, ow, _ = output_shape((n, h, w, c), (kh, kw, c, f), (sh, sw), (ph, pw))
     return gemm_rules(n * oh * ow, f, kh * kw * c, space, what="the implicit GEMM")
 

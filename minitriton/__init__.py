@@ -10,8 +10,11 @@ __all__ = ["jit", "JITFunction", "cdiv", "next_power_of_2", "one_program_at_a_ti
 def __getattr__(name):
     # Triton's names for the tuner (`triton.autotune`, `triton.Config`, `triton.heuristics`), so
     # ported code runs; loaded on first use (the autotune package builds on this one)
-    if name in ("autotune", "Config", "heuristics"):
-        import autotune as _autotune
+    if name == "Config":
+        from .configs import Config
+        return Config
+    if name in ("autotune", "heuristics"):
+        import autotune as _autotune   # the one upward reference, and only on first use (setup.cfg's contracts)
         return getattr(_autotune, name)
     if name == "testing":
         import importlib

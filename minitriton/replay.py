@@ -40,7 +40,7 @@ import zlib
 
 import numpy as np
 
-from autotune.space import Config, Space, as_config
+from .configs import Config, Space, as_config
 from .hypogpu.measure import Measurement
 from .hypogpu.oracle import OracleResult
 

@@ -324,3 +324,18 @@ def test_editing_a_plain_python_helper_changes_the_kernels_key():
     before = ns["k"].cache_key()
     exec(src.format(4), ns)
     assert ns["k"].cache_key() != before
+
+
+def test_verify_does_not_import_a_module_a_planted_entry_names(tmp_path):
+    """An entry whose call record names the module `this` (importing it prints the Zen of
+    Python): verify finds this.py without importing it, sees no such kernel in it, refuses."""
+    _call(make(tmp_path), 100)
+    cache = TuningCache(tmp_path)
+    entry = cache.entries()[0]
+    entry["call"] = dict(entry["call"], module="this", name="scale_kernel", source_sha256="0" * 64)
+    cache.put(entry["key"], entry)
+    cache.close()
+    run = subprocess.run([sys.executable, "-m", "autotune", "--cache-dir", str(tmp_path), "verify", entry["key"]],
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 1 and "defines no function scale_kernel: not loading it" in run.stderr
+    assert "Beautiful is better" not in run.stdout + run.stderr

@@ -10,6 +10,7 @@ LAYERS = ["dtypes", "_numba", "context", "counting", "compat",      # plain data
           "buffers", "block_ptr", "addresses", "memory", "atomics",      # memory
           "rows",                                                   # moving values between programs
           "control", "hoisting", "fusion", "lowering", "jit", "testing",  # control flow and the launch
+          "configs",                                                # what a launch is tuned by: Config, Space
           "replay"]                                                 # devices answering from records
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent / "minitriton"
