@@ -81,16 +81,23 @@ def _helper_key(fn, visiting: set) -> str:
     if id(fn) in visiting:
         return "<recursive>"
     visiting.add(id(fn))
-    parts = [_code_fingerprint(fn.__code__)]
+    parts = [_code_fingerprint(fn.__code__)] + _global_deps(fn, visiting)
+    return hashlib.sha256(repr(parts).encode()).hexdigest()
+
+
+def _global_deps(fn, visiting: set) -> list:
+    """(name, key) of the globals fn's code reads that decide what it computes: jitted kernels,
+    constants, and plain Python helpers (through _helper_key)."""
+    deps = []
     for name in sorted(_global_names(fn.__code__)):
         v = fn.__globals__.get(name, _MISSING)
         if isinstance(v, JITFunction):
-            parts.append((name, "<recursive>" if id(v) in visiting else v.cache_key(visiting)))
+            deps.append((name, "<recursive>" if id(v) in visiting else v.cache_key(visiting)))
         elif _is_constant(v):
-            parts.append((name, repr(v)))
+            deps.append((name, repr(v)))
         elif inspect.isfunction(v):
-            parts.append((name, _helper_key(v, visiting)))
-    return hashlib.sha256(repr(parts).encode()).hexdigest()
+            deps.append((name, _helper_key(v, visiting)))
+    return deps
 
 
 def _global_names(code) -> set:
@@ -167,15 +174,7 @@ class JITFunction:
         Computed afresh each time (globals may be rebound between calls)."""
         visiting = set() if _visiting is None else _visiting
         visiting.add(id(self))
-        deps = []
-        for name in sorted(_global_names(self.fn.__code__)):
-            v = self.fn.__globals__.get(name, _MISSING)
-            if isinstance(v, JITFunction):
-                deps.append((name, "<recursive>" if id(v) in visiting else v.cache_key(visiting)))
-            elif _is_constant(v):
-                deps.append((name, repr(v)))
-            elif inspect.isfunction(v):
-                deps.append((name, _helper_key(v, visiting)))
+        deps = _global_deps(self.fn, visiting)
         for name, cell in zip(self.fn.__code__.co_freevars, self.fn.__closure__ or ()):
             try:
                 v = cell.cell_contents
