@@ -3,16 +3,14 @@ from .jit import jit, JITFunction, cdiv, next_power_of_2, one_program_at_a_time,
 from .memory import OutOfBoundsError
 from .addresses import data_ptr
 from . import language
+from .configs import Config
 
-__all__ = ["jit", "JITFunction", "cdiv", "next_power_of_2", "one_program_at_a_time", "reinterpret", "OutOfBoundsError", "data_ptr", "language"]
+__all__ = ["jit", "JITFunction", "cdiv", "next_power_of_2", "one_program_at_a_time", "reinterpret", "OutOfBoundsError", "data_ptr", "language", "Config"]
 
 
 def __getattr__(name):
     # Triton's names for the tuner (`triton.autotune`, `triton.Config`, `triton.heuristics`), so
     # ported code runs; loaded on first use (the autotune package builds on this one)
-    if name == "Config":
-        from .configs import Config
-        return Config
     if name in ("autotune", "heuristics"):
         import autotune as _autotune   # the one upward reference, and only on first use (setup.cfg's contracts)
         return getattr(_autotune, name)

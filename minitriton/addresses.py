@@ -20,8 +20,9 @@ import numpy as np
 
 from . import context
 from . import dtypes as D
-from .buffers import Buffer, Storage, _flat_view, _address, _Window, Sources, window
-from .tensor import tensor
+from .buffers import Buffer, OutOfBoundsError, Storage, _flat_view, _address, _Window, Sources, window
+from .tensor import FROM_ABOVE, tensor, to_tensor
+from .ops import broadcast_to
 
 _SLOT = 1 << 40
 _HALF = 1 << 39
@@ -222,7 +223,6 @@ def _lanes(pointer, m, what, rows=None):
     for sel, buf in _by_slot(pointer, slot, m, what):
         e = elem[sel] + buf.origin
         if ((e < buf.lo) | (e >= buf.hi)).any():
-            from .memory import OutOfBoundsError
             raise OutOfBoundsError(f"kernel '{context.current().name}': tl.{what} through {pointer.buf.name} is out "
                                    f"of bounds of {buf.name}; mask the access or fix the offsets. The launch "
                                    f"wrote nothing.")
@@ -247,7 +247,6 @@ def _by_slot(pointer, slot, on, what):
 
 
 def _unknown(pointer, sel, what):
-    from .memory import OutOfBoundsError
     return OutOfBoundsError(f"kernel '{context.current().name}': tl.{what} through {pointer.buf.name}: the address "
                             f"is in no array argument of the launch and no array passed through "
                             f"minitriton.data_ptr(); mask the access or fix the address. The launch wrote nothing.")
@@ -289,8 +288,6 @@ def load(pointer, m, other, user_mask=True):
     buf = pointer.buf
     fill = None
     if other is not None:
-        from .tensor import to_tensor
-        from .ops import broadcast_to
         fill = broadcast_to(to_tensor(other, tensor(None, buf.dtype, ())).to(buf.dtype), pointer.shape).v
     if not user_mask and pointer.shape:
         one = _one_array_window(buf, pointer, m)
@@ -417,3 +414,6 @@ def cast_from_pointer(p: tensor, dtype) -> tensor:
     if not dtype.is_int() or dtype.bits != 64:
         raise TypeError(f"a pointer can only be cast to a 64-bit integer (its address), not {dtype}")
     return tensor(space().addresses(p).astype(dtype.np), dtype, p.shape)
+
+
+FROM_ABOVE.update(cast_from_pointer=cast_from_pointer, cast_to_pointer=cast_to_pointer)   # for ops.cast

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from .tensor import tensor, to_tensor, constexpr
+from .ops import arange, broadcast_to
 
 
 def _cv(x):
@@ -82,7 +83,6 @@ def advance(base, offsets):
 
 def _index(dim, n, rank):
     """arange(0, n) laid along dimension `dim` of a rank-`rank` block."""
-    from .ops import arange
     return arange(0, n)[(None,) * dim + (slice(None),) + (None,) * (rank - dim - 1)]
 
 
@@ -116,7 +116,6 @@ def pointers_and_mask(bp: block_pointer, boundary_check, what):
         inside = (idx >= 0) & (idx < bp.shape[d])
         mask = inside if mask is None else mask & inside
     if len(ptr.shape) != rank:
-        from .ops import broadcast_to
         ptr = broadcast_to(ptr, tuple(bp.block_shape))
     return ptr, mask
 

@@ -16,7 +16,13 @@ from numpy.lib.stride_tricks import as_strided as _np_as_strided
 
 from . import dtypes as D
 from . import _numba
-from .tensor import _round, POOL
+from .tensor import FROM_ABOVE, _round, POOL
+
+
+class OutOfBoundsError(IndexError):
+    """An unmasked load or store touched memory outside its argument (defined beside the
+    buffers it guards; memory and addresses raise it)."""
+
 
 
 def as_strided(x: np.ndarray, shape, strides, writeable=True) -> np.ndarray:
@@ -324,3 +330,6 @@ def program_view(src, base, steps, shape):
     item = src.itemsize
     return as_strided(src[int(base[0]):], shape=tuple(dims) + tuple(shape),
                       strides=tuple(s * item for s in pstrides) + tuple(s * item for s in steps), writeable=False)
+
+
+FROM_ABOVE["windows"] = windows   # tensor.v of a block loaded as windows into an argument

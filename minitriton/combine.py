@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import dtypes as D
 from .tensor import tensor, to_tensor, constexpr
+from .ops import broadcast_to, reshape
 
 
 def _cv(x):
@@ -65,7 +67,6 @@ def _call(combine_fn, left, right, n, what):
     for o, l in zip(out, left):
         o = to_tensor(o, l)
         if o.shape != shape:
-            from .ops import broadcast_to
             o = broadcast_to(o, shape)
         if o.dtype is not l.dtype:
             o = o.to(l.dtype)
@@ -77,7 +78,6 @@ def reduce(input, axis, combine_fn, keep_dims=False):
     single, xs, axis = _operands(input, axis, "reduce")
     full_shape, every_axis = xs[0].shape, axis is None
     if every_axis:
-        from .ops import reshape
         xs = [reshape(x, (x.numel,)) for x in xs]
         axis = 0
     n = xs[0].shape[axis]
@@ -102,9 +102,8 @@ def associative_scan(input, axis, combine_fn, reverse=False):
     single, xs, axis = _operands(input, axis, "associative_scan")
     if axis is None:
         raise ValueError("tl.associative_scan needs an axis")
-    from .rearrange import flip
-    if _cv(reverse):
-        xs = [flip(x, axis) for x in xs]
+    if _cv(reverse):   # scanned from the end: the block reversed along the axis, then back
+        xs = [tensor(np.flip(x.v, axis + 1), x.dtype, x.shape) for x in xs]
     n, step = xs[0].shape[axis], 1
     while step < n:  # element i takes combine(element i - step, element i)
         later = _call(combine_fn, [part(x, axis, 0, n - step) for x in xs],
@@ -112,7 +111,7 @@ def associative_scan(input, axis, combine_fn, reverse=False):
         xs = [concat([part(x, axis, 0, step), y], axis) for x, y in zip(xs, later)]
         step *= 2
     if _cv(reverse):
-        xs = [flip(x, axis) for x in xs]
+        xs = [tensor(np.flip(x.v, axis + 1), x.dtype, x.shape) for x in xs]
     return xs[0] if single else tuple(xs)
 
 
@@ -121,7 +120,6 @@ def _multiply(a, b):
 
 
 def cumprod(input, axis=0, reverse=False):
-    from . import dtypes as D
     x = to_tensor(input)
     if x.dtype is D.bfloat16:  # as Triton: bf16 scans run in fp32
         x = x.to(D.float32)

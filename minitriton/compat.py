@@ -7,6 +7,8 @@ NotImplementedError naming itself (tests/test_language_ext.py holds both to that
 """
 from __future__ import annotations
 
+from . import language as tl
+
 TRITON_LANGUAGE = (
     # types
     "dtype", "pointer_type", "block_type", "function_type", "const", "constexpr", "tensor", "void",
@@ -39,7 +41,6 @@ TRITON_LANGUAGE = (
 
 def coverage():
     """(supported names, names that raise NotImplementedError, names that fail otherwise)."""
-    from . import language as tl
     supported, refused, broken = [], [], []
     for name in TRITON_LANGUAGE:
         try:

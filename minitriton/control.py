@@ -24,10 +24,12 @@ import time
 
 import numpy as np
 
-from . import context
+from . import context, rows
 from . import dtypes as D
 from .block_ptr import block_pointer
-from .tensor import Divergent, Stalled, tensor
+from .tensor import Divergent, Stalled, tensor, to_tensor
+from .dot import select_chains
+from .ops import where, _Range, logical_and, logical_or, logical_not, device_assert
 
 
 class _Undefined:
@@ -83,18 +85,15 @@ def select(mask: np.ndarray, a, b, name="value"):
         return block_pointer(select(mask, a.base, b.base, name), pick(a.shape, b.shape), pick(a.strides, b.strides),
                              pick(a.offsets, b.offsets), a.block_shape, a.order)
     if isinstance(a, tensor) and isinstance(b, tensor) and a.lazy is not None and b.lazy is not None:
-        from .dot import select_chains
         r = select_chains(mask.reshape(-1), a, b)
         if r is not None:
             return r
     if isinstance(a, tensor) or isinstance(b, tensor):
-        from .ops import where
         cond = tensor(mask.reshape(-1), D.int1, ())
         return where(cond, a, b, every_program=True)
     if isinstance(a, (bool, int, float, np.generic)) and isinstance(b, (bool, int, float, np.generic)):
         if type(a) is type(b) and a == b:
             return a
-        from .ops import where
         return where(tensor(mask.reshape(-1), D.int1, ()), a, b, every_program=True)
     if a == b:
         return a
@@ -264,7 +263,6 @@ class Loop(_Context):
     def narrow(self, vals):
         """`vals`: the reads, the names, then a for loop's target if it is not a name.  Returns them cut to the running programs (or as
         they are, when some value cannot be moved between row sets)."""
-        from . import rows
         if not rows.movable(vals):
             self.narrowable = False
             return vals
@@ -286,7 +284,6 @@ class Loop(_Context):
     def _widen(self, vals):
         """Back to the full launch after a narrowed loop: the looping programs' values spread
         over the others' own."""
-        from . import rows
         o, sub = self.outer, self.st
         st, idx = o["st"], o["idx"]
         context._local.state = self.st = st
@@ -368,7 +365,6 @@ class Loop(_Context):
     def iterate(self, iterable, target):
         """Iterate; a range whose bounds differ between programs yields per-program values and
         retires each program when its own trip count ends."""
-        from .ops import _Range
         if isinstance(iterable, _Range):
             trips = iterable.per_program(self.st)
             if trips is not None:
@@ -392,7 +388,6 @@ class Loop(_Context):
         for t in range(total):
             value = values(t)
             if self.outer is not None:  # narrowed: the looping programs' own trip counts and values
-                from . import rows
                 idx = self.outer["idx"]
                 ends = np.broadcast_to(count, (self.outer["st"].rows,))[idx] <= t
                 value = rows.take(value, idx, self.outer["st"].rows)
@@ -516,28 +511,24 @@ def and_(a, b):
     """`a and b`: Python's for Python values, elementwise for blocks (as Triton's logical_and)."""
     if not isinstance(a, tensor):
         return b() if a else a
-    from .ops import logical_and
     return logical_and(a, b())
 
 
 def or_(a, b):
     if not isinstance(a, tensor):
         return a if a else b()
-    from .ops import logical_or
     return logical_or(a, b())
 
 
 def not_(a):
     if not isinstance(a, tensor):
         return not a
-    from .ops import logical_not
     return logical_not(a)
 
 
 def assert_(cond, msg=""):
     """`assert` in a kernel: static_assert for Python values, device_assert for blocks (as in Triton)."""
     if isinstance(cond, tensor):
-        from .ops import device_assert
         return device_assert(cond, msg)
     if not cond:
         raise AssertionError(msg)
@@ -545,5 +536,4 @@ def assert_(cond, msg=""):
 
 def literal(x):
     """A number used as an object (`(1).to(tl.float32)`): a tensor, as Triton's constexpr promotion makes it."""
-    from .tensor import to_tensor
     return to_tensor(x)

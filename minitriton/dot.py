@@ -13,8 +13,9 @@ import numpy as np
 
 from . import dtypes as D
 from . import context
-from .tensor import tensor, to_tensor, _round, POOL, MemoryPressure
+from .tensor import FROM_ABOVE, tensor, to_tensor, _round, POOL, MemoryPressure
 from .ops import _bshape, _cv
+from .buffers import program_view, same_source, one_window
 
 _DOT_TYPES = {D.float16, D.bfloat16, D.float32, D.float64, D.int8, *D.FP8}
 
@@ -151,7 +152,6 @@ def _concat_k(ts, axis):
     shape[axis] *= len(ts)
     shape = tuple(shape)
     if all(t.win is not None for t in ts) and all(t.shape == first.shape for t in ts):
-        from .buffers import program_view, same_source
         src, base, steps = first.win
         width = first.shape[axis] * steps[axis]
         if all(same_source(t.win[0], src) and t.win[2] == steps and t.win[1].shape == base.shape
@@ -295,7 +295,6 @@ def _windowed(t: tensor) -> bool:
 def _per_program(t: tensor):
     """Program p's block of t, as a view where t is windowed."""
     if _windowed(t):
-        from .buffers import one_window
         src, base, steps = t.win
         return base.shape[0], lambda p: one_window(src, base, steps, t.shape, p)
     v = t.v
@@ -446,3 +445,4 @@ def fuse_accumulate(x, y):
     return None
 
 
+FROM_ABOVE["fuse_accumulate"] = fuse_accumulate   # for ops.binary's add

@@ -25,6 +25,7 @@ from .addresses import AddressSpace
 from .buffers import bind_buffers
 from .memory import argument_pointer
 from .tensor import Divergent, MemoryPressure, Stalled, argument, constexpr, tensor
+from .ops import minimum, maximum, kernel_print, _Range
 
 LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "enable_fp_fusion", "stream", "warmup",
                   "debug", "launch_cooperative_grid")
@@ -34,25 +35,21 @@ MAX_PROGRAMS = 1 << 26  # programs per launch: beyond, the program-id table alon
 
 def _kernel_min(*args, **kw):
     if any(isinstance(a, tensor) for a in args):
-        from .ops import minimum
         return functools.reduce(minimum, args)
     return builtins.min(*args, **kw)
 
 
 def _kernel_max(*args, **kw):
     if any(isinstance(a, tensor) for a in args):
-        from .ops import maximum
         return functools.reduce(maximum, args)
     return builtins.max(*args, **kw)
 
 
 def _kernel_print(*args, **kw):
-    from .ops import kernel_print
     return kernel_print(*args, **kw)
 
 
 def _kernel_range(*args, **kw):
-    from .ops import _Range
     return _Range(*args, **kw)
 
 

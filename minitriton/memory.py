@@ -11,17 +11,13 @@ import numpy as np
 
 from . import dtypes as D
 from . import addresses, block_ptr, context, counting
-from .buffers import Buffer, _Window, window, program_view
-from .tensor import tensor, to_tensor
-from .ops import _bshape, cast, Rounding
+from .buffers import Buffer, OutOfBoundsError, _Window, window, program_view  # noqa: F401 (OutOfBoundsError: users import it here)
+from .tensor import FROM_ABOVE, tensor, to_tensor
+from .ops import _bshape, cast, Rounding, binary, where, _aff_bounds
 
 
 def _cv(x):
     return x.value if isinstance(x, D.constexpr) else x
-
-
-class OutOfBoundsError(IndexError):
-    """An unmasked load or store touched memory outside its argument."""
 
 
 def argument_pointer(buf: Buffer) -> tensor:
@@ -34,7 +30,6 @@ def _offsets(p: tensor) -> tensor:
 
 
 def pointer_binary(a, b, op):
-    from .ops import binary
     if isinstance(a, tensor) and a.buf is not None and isinstance(b, tensor) and b.buf is not None:
         if op == "sub" and a.buf is b.buf:
             return binary(_offsets(a), _offsets(b), "sub")
@@ -52,7 +47,6 @@ def pointer_binary(a, b, op):
 
 
 def pointer_where(cond, x, y, every_program=False):
-    from .ops import where
     if x.buf is None or y.buf is None:
         raise TypeError("tl.where cannot choose between a pointer and a number")
     if y.buf is not x.buf:  # pointers into different arrays: choose between addresses
@@ -167,7 +161,6 @@ def _count(pointer, m, field):
         cnt.arg_loaded[name] = cnt.arg_loaded.get(name, 0.0) + nbytes
         if name not in cnt.origins:
             if pointer.aff is not None:  # the block's corner identifies the tile, masked or not
-                from .ops import _aff_bounds
                 first = _aff_bounds(pointer)[0]
             else:
                 off = pointer.v.reshape(pointer.rows, -1).astype(np.float64)
@@ -343,3 +336,6 @@ def store(pointer, value, mask=None, boundary_check=(), cache_modifier="", evict
     else:
         st.put(off[m], vals[m])
     return None
+
+
+FROM_ABOVE.update(pointer_binary=pointer_binary, pointer_where=pointer_where)   # for ops.binary and ops.where

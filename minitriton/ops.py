@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from . import dtypes as D
-from .tensor import tensor, to_tensor, constexpr, _round
+from .tensor import FROM_ABOVE, tensor, to_tensor, constexpr, _round, POOL
 from . import context
 
 
@@ -371,13 +371,11 @@ def binary(a, b, op: str) -> tensor:
     if fast is not None:
         return fast
     if op == "add" and (getattr(a, "lazy", None) is not None or getattr(b, "lazy", None) is not None):
-        from .dot import fuse_accumulate
-        fused = fuse_accumulate(a, b)
+        fused = FROM_ABOVE["fuse_accumulate"](a, b)
         if fused is not None:
             return fused
     if isinstance(a, tensor) and a.buf is not None or isinstance(b, tensor) and b.buf is not None:
-        from .memory import pointer_binary
-        return pointer_binary(a, b, op)
+        return FROM_ABOVE["pointer_binary"](a, b, op)
     signed_left = isinstance(a, tensor) and a.dtype.is_signed() or not isinstance(a, tensor) and _cv(a) < 0
     a, b, dt = operands(a, b, op in _DIV)
     if op in _BITWISE and (not a.dtype.is_int() or not b.dtype.is_int()):
@@ -543,9 +541,12 @@ def _install_operators():
     tensor.logical_and = logical_and
     tensor.logical_or = logical_or
     tensor.__hash__ = object.__hash__
+    tensor.to = lambda self, dtype, bitcast=False, **_: cast(self, dtype, bitcast=bitcast)
+    tensor.__getitem__ = _getitem
+    tensor.T = property(lambda self: trans(self))
+    tensor.reshape = lambda self, *shape, **kw: reshape(
+        self, shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape, **kw)
 
-
-_install_operators()
 
 
 # ---------------------------------------------------------------- creation
@@ -624,7 +625,6 @@ class Rounding:
         v = self.src.v
         if self.live is None:
             return _round(v, self.dtype)
-        from .tensor import POOL
         out = POOL.empty(v.shape, np.float32)  # the other rows are never observed
         out[self.live] = _round(v[self.live], self.dtype)
         return out
@@ -634,8 +634,7 @@ def cast(x, dtype, bitcast=False, **_):
     x = to_tensor(x)
     dtype = _cv(dtype)
     if x.buf is not None or isinstance(dtype, D.pointer_type):
-        from . import addresses
-        return addresses.cast_from_pointer(x, dtype) if x.buf is not None else addresses.cast_to_pointer(x, dtype)
+        return FROM_ABOVE["cast_from_pointer" if x.buf is not None else "cast_to_pointer"](x, dtype)
     if x.dtype is dtype:
         return x
     if bitcast:
@@ -722,9 +721,24 @@ def minimum(x, y, propagate_nan=PropagateNan.NONE):
     return (_min_nan if _cv(propagate_nan) == PropagateNan.ALL else _min_num)(x, y)
 
 
+_LOW32 = np.uint64(0xFFFFFFFF)
+
+
+def mulhi_unsigned(a: np.ndarray, b: np.ndarray, bits: int) -> np.ndarray:
+    """The high half of the 2N-bit product of two N-bit unsigned arrays."""
+    if bits <= 32:
+        wide = a.astype(np.uint64) * b.astype(np.uint64)
+        return (wide >> np.uint64(bits)).astype(a.dtype)
+    a, b = a.astype(np.uint64), b.astype(np.uint64)
+    s32 = np.uint64(32)
+    a_lo, a_hi, b_lo, b_hi = a & _LOW32, a >> s32, b & _LOW32, b >> s32
+    hi_lo = a_hi * b_lo
+    cross = ((a_lo * b_lo) >> s32) + (hi_lo & _LOW32) + a_lo * b_hi  # < 2**64: no carry lost
+    return a_hi * b_hi + (hi_lo >> s32) + (cross >> s32)
+
+
 def umulhi(x, y):
     """The high half of the 2N-bit product of two N-bit integers, read as unsigned (PTX's mul.hi.u)."""
-    from .random import mulhi_unsigned
     x, y, dt = operands(x, y)
     if not dt.is_int() or dt.is_bool() or dt.bits < 32:
         raise TypeError(f"tl.umulhi needs 32- or 64-bit integer operands, got {x.dtype} and {y.dtype}")
@@ -769,8 +783,7 @@ def where(condition, x, y, *, every_program=False):
         y = to_tensor(y)
         x = to_tensor(x, y)
     if x.buf is not None or y.buf is not None:
-        from .memory import pointer_where
-        return pointer_where(condition, x, y, every_program)
+        return FROM_ABOVE["pointer_where"](condition, x, y, every_program)
     decided = _decided(condition, every_program)
     if decided is not None:  # every lane of every program takes the same side (`tl.where(offs < M, offs, 0)`)
         keep = x if decided else y
@@ -1167,3 +1180,6 @@ class _RangeValues:
 
 range = _Range
 static_range = _Range
+
+
+_install_operators()   # (last: it attaches functions defined above)

@@ -11,6 +11,7 @@ import numpy as np
 
 from . import dtypes as D
 from .tensor import tensor, to_tensor, constexpr
+from .ops import mulhi_unsigned, broadcast_to, broadcast
 
 N_ROUNDS_DEFAULT = 10
 # Weyl-sequence key increments and round multipliers (Salmon et al., table 2)
@@ -23,19 +24,6 @@ _LOW32 = np.uint64(0xFFFFFFFF)
 
 def _cv(x):
     return x.value if isinstance(x, constexpr) else x
-
-
-def mulhi_unsigned(a: np.ndarray, b: np.ndarray, bits: int) -> np.ndarray:
-    """The high half of the 2N-bit product of two N-bit unsigned arrays."""
-    if bits <= 32:
-        wide = a.astype(np.uint64) * b.astype(np.uint64)
-        return (wide >> np.uint64(bits)).astype(a.dtype)
-    a, b = a.astype(np.uint64), b.astype(np.uint64)
-    s32 = np.uint64(32)
-    a_lo, a_hi, b_lo, b_hi = a & _LOW32, a >> s32, b & _LOW32, b >> s32
-    hi_lo = a_hi * b_lo
-    cross = ((a_lo * b_lo) >> s32) + (hi_lo & _LOW32) + a_lo * b_hi  # < 2**64: no carry lost
-    return a_hi * b_hi + (hi_lo >> s32) + (cross >> s32)
 
 
 def _rows(*vs):
@@ -63,7 +51,6 @@ def _counters(cs, what):
 
 
 def _unsigned(x, shape, udt):
-    from .ops import broadcast_to
     return np.asarray(broadcast_to(x, shape).v, x.dtype.np).view(udt.np)
 
 
@@ -139,7 +126,6 @@ def rand4x(seed, offsets, n_rounds=N_ROUNDS_DEFAULT):
 
 def pair_uniform_to_normal(u1, u2):
     """Box-Muller: two uniforms in [0, 1) to two independent standard normals."""
-    from .ops import broadcast
     t1, t2 = broadcast(to_tensor(u1), to_tensor(u2))
     shape = t1.shape
     v1, v2 = np.broadcast_arrays(t1.v.astype(np.float32), t2.v.astype(np.float32))

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import dtypes as D
+from . import dtypes as D, context
 from .tensor import tensor, to_tensor, constexpr
 from .combine import concat
+from .ops import broadcast_to, broadcast, operands
 
 
 def _cv(x):
@@ -66,7 +67,6 @@ def gather(src, index, axis):
     if not index.dtype.is_int() or len(index.shape) != len(src.shape):
         raise TypeError(f"tl.gather: index must be an integer block of the same rank as src, got "
                         f"{index.dtype} {list(index.shape)}")
-    from . import context
     rows = max(src.rows, index.rows)
     idx = np.broadcast_to(index.v.astype(np.int64), (rows,) + index.shape)
     n = src.shape[ax]
@@ -88,8 +88,6 @@ def histogram(input, num_bins, mask=None):
     num_bins = int(_cv(num_bins))
     if not x.dtype.is_int() or len(x.shape) != 1:
         raise TypeError(f"tl.histogram needs a 1-D integer block, got {x.dtype} {list(x.shape)}")
-    from . import context
-    from .ops import broadcast_to
     parts = [x.v.astype(np.int64)]
     if mask is not None:
         parts.append(broadcast_to(to_tensor(mask), x.shape).v.astype(bool))
@@ -112,7 +110,6 @@ def histogram(input, num_bins, mask=None):
 
 def join(a, b):
     """A new minor dimension of size 2: out[..., 0] = a, out[..., 1] = b."""
-    from .ops import broadcast, operands
     a, b, dt = operands(a, b)
     a, b = broadcast(a.to(dt), b.to(dt))
     rows = max(a.rows, b.rows)
@@ -140,7 +137,6 @@ def cat(input, other, can_reorder=False):
     if not _cv(can_reorder):
         raise ValueError("tl.cat(..., can_reorder=False) is not supported (as in Triton): pass can_reorder=True, "
                          "or use tl.join / tl.interleave when the order matters")
-    from .ops import operands
     a, b, dt = operands(input, other)
     if len(a.shape) != 1 or len(b.shape) != 1:
         raise ValueError(f"tl.cat joins 1-D blocks (as Triton), got {list(a.shape)} and {list(b.shape)}")

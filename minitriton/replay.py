@@ -43,6 +43,7 @@ import numpy as np
 from .configs import Config, Space, as_config
 from .hypogpu.measure import Measurement
 from .hypogpu.oracle import OracleResult
+from .hypogpu import oracle
 
 FORMAT_KEYS = ("tune_params_keys", "tune_params", "cache")
 VALUE_TYPES = (bool, int, float, str, type(None))
@@ -369,7 +370,6 @@ def export_cache(path, task=None, records=(), device_name="HypoGPU", kernel_name
             cache[key] = entry
         kernel_name = kernel_name or records[0].kernel
     else:
-        from .hypogpu import oracle
         truth = oracle(task)
         space = task.space
         names = list(space.names)

@@ -178,9 +178,8 @@ class tensor:
         elif self._v is None and self.pv is not None:
             self._v = self.pv.reshape((-1,) + self.shape)
         elif self._v is None and self.win is not None:
-            from .buffers import windows
             src, base, steps = self.win
-            self._v = windows(src, base, steps, self.shape)
+            self._v = FROM_ABOVE["windows"](src, base, steps, self.shape)
         elif self._v is None:
             c, steps = self.aff
             if c.shape[0] == 1:  # a uniform index block (an arange, say): built once, reused
@@ -262,38 +261,26 @@ class tensor:
     def __iter__(self):
         raise TypeError("tensors are not iterable inside a kernel; use tl.range or tl.static_range")
 
-    # -- operators (defined in ops.py, attached below) ----------------------------------
-    def to(self, dtype, bitcast=False, **_):
-        from .ops import cast
-        return cast(self, dtype, bitcast=bitcast)
-
-    def __getitem__(self, idx):
-        from .ops import _getitem
-        return _getitem(self, idx)
-
-    @property
-    def T(self):
-        from .ops import trans
-        return trans(self)
-
+    # -- operators and methods: supplied by the layers above (see FROM_ABOVE) -------------
     def __getattr__(self, name):
         # Triton's tensor methods: x.sum(axis=0), x.broadcast_to(...), x.cast(...), x.sort(), ...
-        if name in _METHODS:
-            from . import language, ops
-            fn = getattr(ops if name.startswith("logical_") else language, name)
+        fn = FROM_ABOVE["methods"].get(name)
+        if fn is not None:
             return lambda *args, **kw: fn(self, *args, **kw)
         raise AttributeError(f"'tensor' object has no attribute {name!r}")
 
-    def reshape(self, *shape, **kw):
-        from .ops import reshape
-        return reshape(self, shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape, **kw)
 
-
-_METHODS = frozenset((
-    "cast", "broadcast_to", "expand_dims", "view", "permute", "ravel", "trans", "split", "join", "interleave",
-    "sum", "max", "min", "argmax", "argmin", "xor_sum", "cumsum", "cumprod", "reduce", "associative_scan",
-    "sort", "flip", "topk", "gather", "histogram", "sigmoid", "softmax", "exp", "exp2", "log", "log2", "sqrt",
-    "rsqrt", "sin", "cos", "abs", "floor", "ceil", "erf", "fma", "umulhi", "logical_and", "logical_or"))
+# One table of behaviour that block values (and the operations on them) need from the layers
+# above, filled by those layers as they load: a lower layer reads it and never imports upward.
+# ops attaches the operators and `to`, `[]`, `.T`, `reshape` to the class itself (as Python
+# wants dunder methods); the rest is looked up here by name:
+#   "methods"            Triton's tensor methods, name -> function (filled by language/)
+#   "windows"            a windowed block's values (buffers)
+#   "pointer_binary"     arithmetic with a pointer operand (memory)
+#   "pointer_where"      tl.where between pointers (memory)
+#   "cast_from_pointer", "cast_to_pointer"   pointer casts (addresses)
+#   "fuse_accumulate"    acc + tl.dot(...) as one deferred chain (dot)
+FROM_ABOVE: dict = {"methods": {}}
 
 
 def uniform(value, dtype) -> tensor:

@@ -12,6 +12,7 @@ import dataclasses
 from typing import Callable, Sequence
 
 import numpy as np
+from .hypogpu import HypoGPU
 
 FP32_UNIT_ROUNDOFF = 2.0 ** -24
 
@@ -157,7 +158,6 @@ def do_bench(fn, warmup=25, rep=100, grad_to_none=None, quantiles=None, return_m
     `rep` milliseconds' worth of runs with its measurement noise.  `warmup` and `grad_to_none`
     are accepted for ported code; `quantiles` (e.g. [0.5, 0.2, 0.8]) and `return_mode` ("min",
     "max", "mean", "median", "all") choose what is returned, as in Triton."""
-    from .hypogpu import HypoGPU
     if return_mode not in ("min", "max", "mean", "median", "all"):
         raise ValueError(f"do_bench: return_mode must be min, max, mean, median or all, got {return_mode!r}")
     device = device or HypoGPU()

@@ -2,6 +2,7 @@
 from ..dtypes import (dtype, pointer_type, int1, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
                      float16, bfloat16, float32, float64, float8e4nv, float8e5, float8e4b8, float8e5b16)
 from ..tensor import tensor, constexpr
+from .. import tensor as _tensor
 from ..ops import (program_id, num_programs, arange, full, zeros, zeros_like, full_like, cdiv, cast,
                   exp, exp2, log, log2, sqrt, rsqrt, sin, cos, floor, ceil, sigmoid, erf, abs, maximum, minimum,
                   clamp, fma, where, expand_dims, reshape, view, broadcast_to, broadcast, permute, trans,
@@ -18,6 +19,16 @@ from ..atomics import atomic_add, atomic_max, atomic_min, atomic_xchg, atomic_ca
 from ..dot import dot
 from .. import ops as math  # tl.math.exp etc.
 from . import extra
+
+# Triton's tensor methods (x.sum(0), x.cast(...), x.sort(), ...): these functions, with the tensor
+# first, looked up by the tensor class (tensor.FROM_ABOVE) since this layer is above it
+TENSOR_METHODS = (
+    "cast", "broadcast_to", "expand_dims", "view", "permute", "ravel", "trans", "split", "join", "interleave",
+    "sum", "max", "min", "argmax", "argmin", "xor_sum", "cumsum", "cumprod", "reduce", "associative_scan",
+    "sort", "flip", "topk", "gather", "histogram", "sigmoid", "softmax", "exp", "exp2", "log", "log2", "sqrt",
+    "rsqrt", "sin", "cos", "abs", "floor", "ceil", "erf", "fma", "umulhi")
+_tensor.FROM_ABOVE["methods"].update({name: globals()[name] for name in TENSOR_METHODS})
+_tensor.FROM_ABOVE["methods"].update(logical_and=math.logical_and, logical_or=math.logical_or)
 
 # Triton names not implemented yet: using one says so by name (issue 7), never a wrong result.
 TRITON_MAX_TENSOR_NUMEL = 1 << 20
