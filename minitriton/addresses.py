@@ -20,7 +20,7 @@ import numpy as np
 
 from . import context
 from . import dtypes as D
-from .buffers import Buffer, OutOfBoundsError, Storage, _flat_view, _address, _Window, Sources, window
+from .buffers import Buffer, OutOfBoundsError, Storage, flat_view, address_of, Window, Sources, window
 from .tensor import FROM_ABOVE, tensor, to_tensor
 from .ops import broadcast_to
 
@@ -34,8 +34,8 @@ def data_ptr(array: np.ndarray) -> int:
     (store it in an int64 array argument, as Triton's grouped GEMM does with `data_ptr()`)."""
     if not isinstance(array, np.ndarray):
         raise TypeError(f"data_ptr: expected a numpy array, got {type(array).__name__}")
-    flat, _ = _flat_view("array", array)
-    start = _address(flat)
+    flat, _ = flat_view("array", array)
+    start = address_of(flat)
     for key in [k for k, (ref, _, _) in _registered.items() if ref() is None]:
         del _registered[key]
     _registered[id(array)] = (weakref.ref(array), start, start + flat.size * flat.itemsize)
@@ -89,7 +89,7 @@ class AddressSpace:
     def _candidates(self):
         """(buffer or registered array, first byte, end byte, is_argument)."""
         for b in self.arguments:
-            start = _address(b.storage.flat)
+            start = address_of(b.storage.flat)
             item = b.storage.flat.itemsize
             yield b, start + b.lo * item, start + b.hi * item, True
         for key, (ref, lo, hi) in list(_registered.items()):
@@ -101,7 +101,7 @@ class AddressSpace:
         buf = self._bound.get(id(array))
         if buf is None:  # on its own (it overlaps no argument: checked by the caller)
             name = f"<array at {start:#x}>"
-            flat, origin = _flat_view(name, array)
+            flat, origin = flat_view(name, array)
             buf = self._bound[id(array)] = Buffer(name, array, Storage(flat, D.from_numpy(array.dtype), [name]),
                                                   origin, 0, flat.size)
             self.storages.append(buf.storage)
@@ -162,7 +162,7 @@ class AddressSpace:
             if id(owner) not in self._checked:
                 if self._arg_ranges is None:
                     self._arg_ranges = [(s, s + b.storage.flat.size * b.storage.flat.itemsize)
-                                        for b in self.arguments for s in (_address(b.storage.flat),)]
+                                        for b in self.arguments for s in (address_of(b.storage.flat),)]
                 for s, e in self._arg_ranges:
                     if lo < e and s < hi:
                         raise NotImplementedError("an array registered with data_ptr overlaps an argument of the "
@@ -197,7 +197,7 @@ class AddressSpace:
 
 
 def _byte_address(buf, elem):
-    return _address(buf.storage.flat) + (elem + buf.origin) * buf.storage.flat.itemsize
+    return address_of(buf.storage.flat) + (elem + buf.origin) * buf.storage.flat.itemsize
 
 
 def decode(off: np.ndarray):
@@ -385,7 +385,7 @@ def store(pointer, vals, m):
             target = pointer.buf.space.slots[s]
             target.check_writable()
             sel = on & (slot == s)
-            target.storage.put(_Window(base[sel] + target.origin, steps, pointer.shape), vals[sel])
+            target.storage.put(Window(base[sel] + target.origin, steps, pointer.shape), vals[sel])
         return
     slot, elem, m = _lanes(pointer, m, "store", vals.shape[0])
     vals = np.broadcast_to(vals, slot.shape)

@@ -11,9 +11,9 @@ from __future__ import annotations
 import numpy as np
 
 from . import dtypes as D
-from . import _numba
+from . import fast_loops
 from . import context
-from .memory import _check_pointer, _count, access_mask, materialized, values_for
+from .memory import check_pointer, count_access, access_mask, materialized, values_for
 from .tensor import tensor
 
 _SEMANTICS = (None, "acquire", "release", "acq_rel", "relaxed")
@@ -47,7 +47,7 @@ def _note_write(dst, off, old):
 
 def _atomic(op, pointer, val, mask, sem, scope):
     what = f"atomic_{op}"
-    pointer = _check_pointer(pointer, what)
+    pointer = check_pointer(pointer, what)
     _check_order(what, sem, scope)
     buf = pointer.buf
     buf.check_writable()
@@ -55,13 +55,13 @@ def _atomic(op, pointer, val, mask, sem, scope):
     if op in ("and", "or", "xor") and not buf.dtype.is_int():
         raise TypeError(f"tl.{what} needs an integer argument, got {buf.dtype} ('{buf.name}')")
     m = access_mask(mask, pointer.shape, what)
-    _count(pointer, m, "atomics")  # a traced launch runs atomics too (on a copy it drops): they may be tickets
+    count_access(pointer, m, "atomics")  # a traced launch runs atomics too (on a copy it drops): they may be tickets
     full, off, (vals,), sel = _lanes(pointer, m, [vals], what)
     dst = buf.storage.writable()
     old = np.zeros(off.size, dst.dtype)
     if sel is not None:
         off, vals = off[sel], vals[sel]
-    seen = _numba.atomic_apply(dst, off, vals, op, buf.dtype is D.float16) if off.size else old[:0]
+    seen = fast_loops.atomic_apply(dst, off, vals, op, buf.dtype is D.float16) if off.size else old[:0]
     if sel is None:
         old[:] = seen
     else:
@@ -72,19 +72,19 @@ def _atomic(op, pointer, val, mask, sem, scope):
 
 def atomic_cas(pointer, cmp, val, sem=None, scope=None):
     """Compare-and-swap, lane by lane in program order; returns the old values."""
-    pointer = _check_pointer(pointer, "atomic_cas")
+    pointer = check_pointer(pointer, "atomic_cas")
     _check_order("atomic_cas", sem, scope)
     buf = pointer.buf
     buf.check_writable()
     cmps, vals = values_for(pointer, cmp, "atomic_cas"), values_for(pointer, val, "atomic_cas")
     m = access_mask(None, pointer.shape, "atomic_cas")
-    _count(pointer, m, "atomics")
+    count_access(pointer, m, "atomics")
     full, off, (cmps, vals), sel = _lanes(pointer, m, [cmps, vals], "atomic_cas")
     dst = buf.storage.writable()
     old = np.zeros(off.size, dst.dtype)
     if sel is not None:
         off, cmps, vals = off[sel], cmps[sel], vals[sel]
-    seen = _numba.atomic_cas(dst, off, cmps, vals) if off.size else old[:0]
+    seen = fast_loops.atomic_cas(dst, off, cmps, vals) if off.size else old[:0]
     if sel is None:
         old[:] = seen
     else:

@@ -16,7 +16,7 @@ from .tensor import tensor, to_tensor, constexpr
 from .ops import arange, broadcast_to
 
 
-def _cv(x):
+def constexpr_value(x):
     return x.value if isinstance(x, constexpr) else x
 
 
@@ -43,12 +43,12 @@ class block_pointer:
 
 
 def _ints(values, n, what):
-    values = _cv(values)
+    values = constexpr_value(values)
     if not isinstance(values, (tuple, list)) or len(values) != n:
         raise ValueError(f"tl.make_block_ptr: {what} must be a list of {n} values (one per dimension), got {values!r}")
     out = []
     for v in values:
-        v = _cv(v)
+        v = constexpr_value(v)
         if isinstance(v, tensor):
             if v.shape or not v.dtype.is_int():
                 raise TypeError(f"tl.make_block_ptr: {what} must be integer scalars, got {v!r}")
@@ -61,12 +61,12 @@ def _ints(values, n, what):
 def make_block_ptr(base, shape, strides, offsets, block_shape, order):
     if not isinstance(base, tensor) or base.buf is None or base.shape:
         raise TypeError(f"tl.make_block_ptr: base must be a scalar pointer (an array argument), got {base!r}")
-    block_shape = [int(_cv(b)) for b in _cv(block_shape)]
+    block_shape = [int(constexpr_value(b)) for b in constexpr_value(block_shape)]
     n = len(block_shape)
     for b in block_shape:
         if b <= 0 or b & (b - 1):
             raise ValueError(f"tl.make_block_ptr: block_shape must be powers of 2, got {block_shape}")
-    order = [int(_cv(o)) for o in _cv(order)]
+    order = [int(constexpr_value(o)) for o in constexpr_value(order)]
     if sorted(order) != list(range(n)):
         raise ValueError(f"tl.make_block_ptr: order must be a permutation of range({n}), got {order}")
     return block_pointer(base, _ints(shape, n, "shape"), _ints(strides, n, "strides"),
@@ -94,7 +94,7 @@ def _inside(lo, n, size) -> bool:
 
 
 def _check_dims(bp, boundary_check, what):
-    dims = sorted({int(_cv(d)) for d in (_cv(boundary_check) or ())})
+    dims = sorted({int(constexpr_value(d)) for d in (constexpr_value(boundary_check) or ())})
     for d in dims:
         if not 0 <= d < len(bp.block_shape):
             raise ValueError(f"tl.{what}: boundary_check dimension {d} is out of range for a "
@@ -121,7 +121,7 @@ def pointers_and_mask(bp: block_pointer, boundary_check, what):
 
 
 def padding(bp: block_pointer, padding_option):
-    option = _cv(padding_option) or ""
+    option = constexpr_value(padding_option) or ""
     if option not in ("", "zero", "nan"):
         raise ValueError(f"tl.load: padding_option must be 'zero' or 'nan', got {option!r}")
     if option == "nan":

@@ -15,8 +15,8 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided as _np_as_strided
 
 from . import dtypes as D
-from . import _numba
-from .tensor import FROM_ABOVE, _round, POOL
+from . import fast_loops
+from .tensor import FROM_ABOVE, round_to, POOL
 
 
 class OutOfBoundsError(IndexError):
@@ -34,7 +34,7 @@ def as_strided(x: np.ndarray, shape, strides, writeable=True) -> np.ndarray:
     return _np_as_strided(raw, shape=shape, strides=strides, writeable=writeable).view(x.dtype)
 
 
-def _flat_view(name, a: np.ndarray):
+def flat_view(name, a: np.ndarray):
     """(a flat view starting at a's lowest element, index of a's element 0 in it)."""
     if a.flags.c_contiguous:  # the usual argument: the array itself, flattened (no numpy helper calls)
         return a.reshape(-1), 0
@@ -51,7 +51,7 @@ def _flat_view(name, a: np.ndarray):
     return as_strided(x, shape=(extent,), strides=(item,), writeable=a.flags.writeable), origin
 
 
-def _address(flat: np.ndarray) -> int:
+def address_of(flat: np.ndarray) -> int:
     return flat.__array_interface__["data"][0]
 
 
@@ -77,7 +77,7 @@ class Storage:
         return self.shadow is None
 
     def put(self, target, vals):
-        """Store `vals` at `target` (a _Window or flat offsets).  Until the storage is read, stores
+        """Store `vals` at `target` (a Window or flat offsets).  Until the storage is read, stores
         are only logged: an output that is just written is never converted or copied whole."""
         self.dirty = True
         if self.shadow is None:
@@ -92,7 +92,7 @@ class Storage:
             dst = self.writable()
             half = self.dtype.is_floating() and self.dtype.bits <= 16
             for target, vals in log:  # logged values may be unrounded fp32 (see store)
-                _assign(dst, target, _round(vals, self.dtype) if half else vals)
+                _assign(dst, target, round_to(vals, self.dtype) if half else vals)
         if self.shadow is None:
             if self.flat.dtype == self.dtype.container:
                 self.shadow = self.flat
@@ -103,12 +103,12 @@ class Storage:
 
     def _convert_in(self):
         if self.dtype is D.float16:
-            return _numba.half_to_float(self.flat, POOL.empty(self.flat.shape, np.float32))
+            return fast_loops.half_to_float(self.flat, POOL.empty(self.flat.shape, np.float32))
         return self.flat.astype(self.dtype.container)
 
     def _to_storage(self, vals):
         if self.dtype is D.float16:
-            return _numba.float_to_half(np.ascontiguousarray(vals))
+            return fast_loops.float_to_half(np.ascontiguousarray(vals))
         return vals.astype(self.flat.dtype, copy=False)
 
     def writable(self) -> np.ndarray:
@@ -135,7 +135,7 @@ class Storage:
             return
         s = self.shadow
         if self.dtype is D.float16:
-            s = _numba.float_to_half(s, POOL.empty(s.shape, np.float16))
+            s = fast_loops.float_to_half(s, POOL.empty(s.shape, np.float16))
         elif s.dtype != self.flat.dtype:
             s = s.astype(self.flat.dtype)
         self.flat[...] = s
@@ -165,8 +165,8 @@ def bind_buffers(arrays: dict) -> dict:
     Storage (the same array passed twice, or two views of one array)."""
     views = {}
     for name, a in arrays.items():
-        flat, origin = _flat_view(name, a)
-        start = _address(flat)
+        flat, origin = flat_view(name, a)
+        start = address_of(flat)
         views[name] = (a, flat, origin, start, start + flat.size * flat.itemsize)
     # group overlapping byte ranges (sorted sweep)
     groups, end = [], None
@@ -207,7 +207,7 @@ def bind_buffers(arrays: dict) -> dict:
     return out
 
 
-class _Window:
+class Window:
     """Store target: a block of `shape` with element strides `steps` at each offset of `base`."""
 
     def __init__(self, base, steps, shape):
@@ -218,7 +218,7 @@ class _Window:
 
 
 def _assign(flat, target, vals):
-    if isinstance(target, _Window):
+    if isinstance(target, Window):
         dst, idx = target.index(flat)
         dst[idx] = vals
     else:

@@ -17,7 +17,7 @@ from .tensor import tensor, to_tensor, constexpr
 from .ops import broadcast_to, reshape
 
 
-def _cv(x):
+def constexpr_value(x):
     return x.value if isinstance(x, constexpr) else x
 
 
@@ -48,7 +48,7 @@ def _operands(input, axis, what):
         raise ValueError(f"tl.{what}: every input must have the same shape, got {[list(x.shape) for x in xs]}")
     if not shape:
         raise ValueError(f"tl.{what} needs blocks, not scalars")
-    axis = _cv(axis)
+    axis = constexpr_value(axis)
     if axis is not None:
         axis = int(axis)
         if not -len(shape) <= axis < len(shape):
@@ -88,7 +88,7 @@ def reduce(input, axis, combine_fn, keep_dims=False):
         if n % 2:  # an odd length carries its last element to the next step
             out = [concat([o, part(x, axis, 2 * half, n)], axis) for o, x in zip(out, xs)]
         xs, n = out, n - half
-    if _cv(keep_dims):
+    if constexpr_value(keep_dims):
         shape = tuple(1 if every_axis or d == axis else s for d, s in enumerate(full_shape))
     elif every_axis:
         shape = ()
@@ -102,7 +102,7 @@ def associative_scan(input, axis, combine_fn, reverse=False):
     single, xs, axis = _operands(input, axis, "associative_scan")
     if axis is None:
         raise ValueError("tl.associative_scan needs an axis")
-    if _cv(reverse):   # scanned from the end: the block reversed along the axis, then back
+    if constexpr_value(reverse):   # scanned from the end: the block reversed along the axis, then back
         xs = [tensor(np.flip(x.v, axis + 1), x.dtype, x.shape) for x in xs]
     n, step = xs[0].shape[axis], 1
     while step < n:  # element i takes combine(element i - step, element i)
@@ -110,7 +110,7 @@ def associative_scan(input, axis, combine_fn, reverse=False):
                       [part(x, axis, step, n) for x in xs], len(xs), "associative_scan")
         xs = [concat([part(x, axis, 0, step), y], axis) for x, y in zip(xs, later)]
         step *= 2
-    if _cv(reverse):
+    if constexpr_value(reverse):
         xs = [tensor(np.flip(x.v, axis + 1), x.dtype, x.shape) for x in xs]
     return xs[0] if single else tuple(xs)
 

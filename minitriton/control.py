@@ -29,7 +29,7 @@ from . import dtypes as D
 from .block_ptr import block_pointer
 from .tensor import Divergent, Stalled, tensor, to_tensor
 from .dot import select_chains
-from .ops import where, _Range, logical_and, logical_or, logical_not, device_assert
+from .ops import where, Range, logical_and, logical_or, logical_not, device_assert
 
 
 class _Undefined:
@@ -365,7 +365,7 @@ class Loop(_Context):
     def iterate(self, iterable, target):
         """Iterate; a range whose bounds differ between programs yields per-program values and
         retires each program when its own trip count ends."""
-        if isinstance(iterable, _Range):
+        if isinstance(iterable, Range):
             trips = iterable.per_program(self.st)
             if trips is not None:
                 values, _, count = trips

@@ -13,8 +13,8 @@ import numpy as np
 
 from . import dtypes as D
 from . import context
-from .tensor import FROM_ABOVE, tensor, to_tensor, _round, POOL, MemoryPressure
-from .ops import _bshape, _cv
+from .tensor import FROM_ABOVE, tensor, to_tensor, round_to, POOL, MemoryPressure
+from .ops import broadcast_shape, constexpr_value
 from .buffers import program_view, same_source, one_window
 
 _DOT_TYPES = {D.float16, D.bfloat16, D.float32, D.float64, D.int8, *D.FP8}
@@ -90,7 +90,7 @@ def _batched_matmul(va, vb, acc):
     bits); operands that vary with the same program dim fall back to one call per program.
     """
     m, n = va.shape[-2], vb.shape[-1]
-    batch = _bshape(va.shape[:-2], vb.shape[:-2])
+    batch = broadcast_shape(va.shape[:-2], vb.shape[:-2])
     flat = POOL.empty((math.prod(batch), m, n), np.result_type(va, vb))
     out = flat.reshape(batch + (m, n))
     if not _grid_matmul(va, vb, batch, out):
@@ -283,7 +283,7 @@ class DotChain:
         if prod.dtype != self.out_dtype.container:
             prod = prod.astype(self.out_dtype.container)
         if self.out_dtype.kind == "f" and self.out_dtype.bits <= 16:
-            prod = _round(prod, self.out_dtype)
+            prod = round_to(prod, self.out_dtype)
         return prod
 
 
@@ -392,7 +392,7 @@ def dot(input, other, acc=None, input_precision=None, allow_tf32=None, max_num_i
         raise TypeError(f"tl.dot operands must have the same dtype, got {a.dtype} and {b.dtype}")
     if a.dtype not in _DOT_TYPES:
         raise TypeError(f"tl.dot supports fp8, fp16, bf16, fp32, fp64 and int8 inputs, got {a.dtype}")
-    out_dtype = _cv(out_dtype)
+    out_dtype = constexpr_value(out_dtype)
     if a.dtype is D.int8:
         out_dtype = D.int32
     elif a.dtype is D.float64:

@@ -35,7 +35,7 @@ from . import context, language
 from .hoisting import reads
 from .dot import dot
 from .memory import load
-from .ops import _Range, _uniform_int, binary
+from .ops import Range, uniform_int, binary
 from .tensor import Divergent, MemoryPressure, tensor
 
 PREFIX = "__mt_fuse"
@@ -77,7 +77,7 @@ class _Recogniser:
         f = loop.iter.func
         builtin_range = isinstance(f, ast.Name) and f.id == "range" and self.resolve(f) is None \
             and not self.is_local(f.id)   # Python's range inside a kernel is tl.range (jit.py)
-        if not builtin_range and self.resolve(f) not in (_Range, language.range):
+        if not builtin_range and self.resolve(f) not in (Range, language.range):
             return None
         p = _Plan(loop.target.id)
         bound = {p.target}
@@ -258,11 +258,11 @@ def dot_loop(rng, trip, carried, steps, accs, plain, dots):
     run the loop as written.  `trip(k, *carried)` gives each load's (pointer, mask) in trip k
     (None when every load reads a carried pointer unmasked: then no trip needs evaluating)."""
     st = context._local.__dict__.get("state")
-    if not _enabled or st is None or st.counts is not None or not isinstance(rng, _Range) \
+    if not _enabled or st is None or st.counts is not None or not isinstance(rng, Range) \
             or rng.per_program(st) is not None:
         return None
     r = rng._r
-    incs = [_uniform_int(s) for s in steps]
+    incs = [uniform_int(s) for s in steps]
     if len(r) < 2 or any(i is None for i in incs) or not all(_affine_pointer(p) for p in carried):
         return None
     if trip is None:
@@ -293,7 +293,7 @@ def dot_loop(rng, trip, carried, steps, accs, plain, dots):
         results.append(binary(acc, d, "add"))
     moved = [binary(p, i * n, "add") for p, i in zip(carried, incs)]
     st.fused += n
-    rest = _Range(r.start + n * r.step, r.stop, r.step)
+    rest = Range(r.start + n * r.step, r.stop, r.step)
     return (*moved, *results, rest)
 
 

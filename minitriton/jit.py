@@ -25,7 +25,7 @@ from .addresses import AddressSpace
 from .buffers import bind_buffers
 from .memory import argument_pointer
 from .tensor import Divergent, MemoryPressure, Stalled, argument, constexpr, tensor
-from .ops import minimum, maximum, kernel_print, _Range
+from .ops import minimum, maximum, kernel_print, Range
 
 LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "enable_fp_fusion", "stream", "warmup",
                   "debug", "launch_cooperative_grid")
@@ -50,7 +50,7 @@ def _kernel_print(*args, **kw):
 
 
 def _kernel_range(*args, **kw):
-    return _Range(*args, **kw)
+    return Range(*args, **kw)
 
 
 # Inside kernels, Python's min/max of tensors mean tl.minimum/tl.maximum, print means

@@ -12,7 +12,7 @@ import numpy as np
 
 from . import dtypes as D
 from .tensor import tensor, to_tensor
-from .ops import _alu, _bshape, _aligned, operands
+from .ops import elementwise_alu, broadcast_shape, rows_aligned, operands
 
 
 def _float_args(name, *xs):
@@ -30,7 +30,7 @@ def _unary(name, fn, out=None):
             v = fn(t.v.astype(t.dtype.container, copy=False))
         if out is not None:
             return tensor(np.asarray(v).astype(np.int32), out, t.shape)
-        return _alu(tensor(np.asarray(v, t.dtype.container), t.dtype, t.shape))
+        return elementwise_alu(tensor(np.asarray(v, t.dtype.container), t.dtype, t.shape))
     op.__name__ = name
     return op
 
@@ -39,10 +39,10 @@ def _binary(name, fn):
     def op(x, y):
         x, y, dt = operands(x, y)
         _float_args(name, x.to(dt) if x.dtype is not dt else x, y.to(dt) if y.dtype is not dt else y)
-        shape = _bshape(x.shape, y.shape)
+        shape = broadcast_shape(x.shape, y.shape)
         with np.errstate(all="ignore"):
-            v = fn(_aligned(x, len(shape), dt), _aligned(y, len(shape), dt))
-        return _alu(tensor(np.asarray(v, dt.container), dt, shape))
+            v = fn(rows_aligned(x, len(shape), dt), rows_aligned(y, len(shape), dt))
+        return elementwise_alu(tensor(np.asarray(v, dt.container), dt, shape))
     op.__name__ = name
     return op
 
@@ -108,6 +108,6 @@ def fma(x, y, z):
     for fp64 blocks the product is rounded first (numpy has no fused multiply-add)."""
     x, y, z = _float_args("fma", x, y, z)
     dt = D.float64 if D.float64 in (x.dtype, y.dtype, z.dtype) else D.float32
-    shape = _bshape(_bshape(x.shape, y.shape), z.shape)
-    v = [_aligned(t, len(shape), D.float64) for t in (x, y, z)]
-    return _alu(tensor((v[0] * v[1] + v[2]).astype(dt.container), dt, shape))
+    shape = broadcast_shape(broadcast_shape(x.shape, y.shape), z.shape)
+    v = [rows_aligned(t, len(shape), D.float64) for t in (x, y, z)]
+    return elementwise_alu(tensor((v[0] * v[1] + v[2]).astype(dt.container), dt, shape))

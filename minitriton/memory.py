@@ -11,12 +11,12 @@ import numpy as np
 
 from . import dtypes as D
 from . import addresses, block_ptr, context, counting
-from .buffers import Buffer, OutOfBoundsError, _Window, window, program_view  # noqa: F401 (OutOfBoundsError: users import it here)
+from .buffers import Buffer, OutOfBoundsError, Window, window, program_view  # noqa: F401 (OutOfBoundsError: users import it here)
 from .tensor import FROM_ABOVE, tensor, to_tensor
-from .ops import _bshape, cast, Rounding, binary, where, _aff_bounds
+from .ops import broadcast_shape, cast, Rounding, binary, where, affine_bounds
 
 
-def _cv(x):
+def constexpr_value(x):
     return x.value if isinstance(x, D.constexpr) else x
 
 
@@ -59,7 +59,7 @@ def pointer_where(cond, x, y, every_program=False):
 
 
 # ---------------------------------------------------------------- access helpers
-def _check_pointer(pointer, what):
+def check_pointer(pointer, what):
     if not isinstance(pointer, tensor) or pointer.buf is None:
         raise TypeError(f"tl.{what} expects a pointer (an array argument plus offsets), got {pointer!r}")
     return pointer
@@ -78,7 +78,7 @@ def access_mask(mask, shape, what):
         if m.buf is not None:
             raise TypeError(f"tl.{what}: mask must be a boolean block, got a pointer")
         try:
-            full = _bshape(m.shape, tuple(shape))
+            full = broadcast_shape(m.shape, tuple(shape))
         except ValueError:
             full = None
         if full != tuple(shape):
@@ -143,7 +143,7 @@ def materialized(pointer, m, what, rows=None):
 
 
 # ---------------------------------------------------------------- load / store
-def _count(pointer, m, field):
+def count_access(pointer, m, field):
     """While tracing: bytes (or lanes) this access moves for each program, and for a program's
     first read of an argument, where its block starts (programs sharing a tile share it)."""
     cnt = context.current().counts
@@ -161,7 +161,7 @@ def _count(pointer, m, field):
         cnt.arg_loaded[name] = cnt.arg_loaded.get(name, 0.0) + nbytes
         if name not in cnt.origins:
             if pointer.aff is not None:  # the block's corner identifies the tile, masked or not
-                first = _aff_bounds(pointer)[0]
+                first = affine_bounds(pointer)[0]
             else:
                 off = pointer.v.reshape(pointer.rows, -1).astype(np.float64)
                 if m is not None:
@@ -180,15 +180,15 @@ def load(pointer, mask=None, other=None, boundary_check=(), padding_option="", c
                              "and padding_option")
         other = block_ptr.padding(pointer, padding_option)
         pointer, mask = block_ptr.pointers_and_mask(pointer, boundary_check, "load")
-    elif _cv(boundary_check):
+    elif constexpr_value(boundary_check):
         raise ValueError("tl.load: boundary_check needs a block pointer (tl.make_block_ptr); use mask= otherwise")
-    pointer = _check_pointer(pointer, "load")
+    pointer = check_pointer(pointer, "load")
     buf = pointer.buf
     m = access_mask(mask, pointer.shape, "load")
     if isinstance(buf, addresses.MixedBuffer) and context.current().counts is None:
         return addresses.load(pointer, m, other, user_mask=mask is not None)
     if context.current().counts is not None:
-        _count(pointer, m, "loaded")
+        count_access(pointer, m, "loaded")
         if buf.dtype.kind == "f":  # tracing reads no float data (integers may be indices: those it reads)
             zeros = np.zeros((1,) * (len(pointer.shape) + 1), buf.dtype.container)
             rows = max(pointer.rows, 1 if m is None else m.shape[0])
@@ -272,7 +272,7 @@ def values_for(pointer, value, what, unrounded_ok=False):
     if unrounded_ok and value._v is None and isinstance(value.lazy, Rounding):
         value = value.lazy.src
     try:
-        full = _bshape(value.shape, tuple(pointer.shape))
+        full = broadcast_shape(value.shape, tuple(pointer.shape))
     except ValueError:
         full = None
     if full != tuple(pointer.shape):
@@ -287,15 +287,15 @@ def store(pointer, value, mask=None, boundary_check=(), cache_modifier="", evict
         if mask is not None:
             raise ValueError("tl.store: mask cannot be used with a block pointer; use boundary_check")
         pointer, mask = block_ptr.pointers_and_mask(pointer, boundary_check, "store")
-    elif _cv(boundary_check):
+    elif constexpr_value(boundary_check):
         raise ValueError("tl.store: boundary_check needs a block pointer (tl.make_block_ptr); use mask= otherwise")
-    pointer = _check_pointer(pointer, "store")
+    pointer = check_pointer(pointer, "store")
     buf = pointer.buf
     if isinstance(buf, addresses.MixedBuffer):
         vals = values_for(pointer, value, "store")
         m = access_mask(mask, pointer.shape, "store")
         if context.current().counts is not None:
-            _count(pointer, m, "stored")
+            count_access(pointer, m, "stored")
             return None
         context.current().writes += 1
         return addresses.store(pointer, vals, m)
@@ -305,7 +305,7 @@ def store(pointer, value, mask=None, boundary_check=(), cache_modifier="", evict
     m = access_mask(mask, pointer.shape, "store")
     state = context.current()
     if state.counts is not None:  # tracing stores nothing (and checks no bounds)
-        _count(pointer, m, "stored")
+        count_access(pointer, m, "stored")
         return None
     state.writes += 1
     fast = _affine_in_bounds(pointer) if m is None else None
@@ -314,7 +314,7 @@ def store(pointer, value, mask=None, boundary_check=(), cache_modifier="", evict
         vals = np.broadcast_to(vals, (max(base.shape[0], vals.shape[0]),) + pointer.shape)
         if base.shape[0] < vals.shape[0]:
             base = np.broadcast_to(base, vals.shape[:1])
-        st.put(_Window(base, steps, pointer.shape), vals)
+        st.put(Window(base, steps, pointer.shape), vals)
         return None
     if m is not None and pointer.aff is not None and not any(n != 1 for n in m.shape[1:]):
         # masked per program only: the blocks of the programs that store, written whole
@@ -327,7 +327,7 @@ def store(pointer, value, mask=None, boundary_check=(), cache_modifier="", evict
                                         buf=buf))
         if fast is not None:
             base, steps = fast
-            st.put(_Window(base, steps, pointer.shape), np.broadcast_to(vals, (rows,) + pointer.shape)[sel])
+            st.put(Window(base, steps, pointer.shape), np.broadcast_to(vals, (rows,) + pointer.shape)[sel])
             return None
     off, m = materialized(pointer, m, "store", vals.shape[0])
     vals = np.broadcast_to(vals, off.shape)

@@ -7,11 +7,11 @@ import math
 import numpy as np
 
 from . import dtypes as D
-from .tensor import FROM_ABOVE, tensor, to_tensor, constexpr, _round, POOL
+from .tensor import FROM_ABOVE, tensor, to_tensor, constexpr, round_to, POOL
 from . import context
 
 
-def _cv(x):
+def constexpr_value(x):
     return x.value if isinstance(x, constexpr) else x
 
 
@@ -19,7 +19,7 @@ def _cv(x):
 MAX_BLOCK_NUMEL = 1 << 20   # Triton's TRITON_MAX_TENSOR_NUMEL: no block holds more elements
 
 
-def _bshape(a, b):
+def broadcast_shape(a, b):
     """numpy's broadcasting rule on shape tuples (a hot path: kept free of numpy calls)."""
     if a == b:
         return a
@@ -41,7 +41,7 @@ def _bshape(a, b):
     return out
 
 
-def _aligned(x: tensor, nd: int, dt=None) -> np.ndarray:
+def rows_aligned(x: tensor, nd: int, dt=None) -> np.ndarray:
     """x's rows reshaped to rank 1+nd (leading block dims of size 1), in dt's container."""
     v = x.v
     if dt is not None and x.buf is None:
@@ -56,7 +56,7 @@ def _aligned_steps(x: tensor, shape) -> tuple:
     return steps
 
 
-def _aff_bounds(x: tensor):
+def affine_bounds(x: tensor):
     """Per-row (min, max) of an affine integer tensor without materialising it."""
     c, steps = x.aff
     lo = c.copy()
@@ -70,7 +70,7 @@ def _aff_bounds(x: tensor):
     return lo, hi
 
 
-def _uniform_int(x):
+def uniform_int(x):
     """The Python int of a uniform integer scalar, or None."""
     if isinstance(x, (int, np.integer)) and not isinstance(x, (bool, np.bool_)):
         return int(x)
@@ -79,7 +79,7 @@ def _uniform_int(x):
     return None
 
 
-def _alu(t: tensor):
+def elementwise_alu(t: tensor):
     """While tracing, count one elementwise FLOP per element of a float result."""
     st = context._local.__dict__.get("state")
     if st is not None and st.counts is not None and t.dtype.kind == "f":
@@ -217,7 +217,7 @@ def _affine_block_fast(a, b, op):
         ob = _signed_affine(b)
         if ob is None:
             return None
-        shape = _bshape(a.shape, b.shape)
+        shape = broadcast_shape(a.shape, b.shape)
         sa, sb = _aligned_steps(a, shape), _aligned_steps(b, shape)
         sign = 1 if op == "add" else -1
         c = a.aff[0] + ob[0] if sign == 1 else a.aff[0] - ob[0]
@@ -348,7 +348,7 @@ def _int_block_fast(a, b, op):
     x, y = _signed_affine(a), _signed_affine(b)
     if x is None or y is None:
         return None
-    shape = _bshape(a.shape, b.shape)
+    shape = broadcast_shape(a.shape, b.shape)
     dt = a.dtype if a.dtype is b.dtype else D.promote(a.dtype, b.dtype)
     sa, sb = _aligned_steps(a, shape), _aligned_steps(b, shape)
     if op == "add":
@@ -376,7 +376,7 @@ def binary(a, b, op: str) -> tensor:
             return fused
     if isinstance(a, tensor) and a.buf is not None or isinstance(b, tensor) and b.buf is not None:
         return FROM_ABOVE["pointer_binary"](a, b, op)
-    signed_left = isinstance(a, tensor) and a.dtype.is_signed() or not isinstance(a, tensor) and _cv(a) < 0
+    signed_left = isinstance(a, tensor) and a.dtype.is_signed() or not isinstance(a, tensor) and constexpr_value(a) < 0
     a, b, dt = operands(a, b, op in _DIV)
     if op in _BITWISE and (not a.dtype.is_int() or not b.dtype.is_int()):
         raise TypeError(f"bitwise operator '{op}' needs integer operands, got {a.dtype} and {b.dtype}")
@@ -384,7 +384,7 @@ def binary(a, b, op: str) -> tensor:
         dt = D.float32
     if op == "floordiv" and not dt.is_int():
         raise TypeError(f"'//' needs integer operands (as in Triton), got {a.dtype} and {b.dtype}")
-    shape = _bshape(a.shape, b.shape)
+    shape = broadcast_shape(a.shape, b.shape)
     aff = _affine(a, b, op, shape) if dt.is_int() and not dt.is_bool() else None
     if aff is not None:
         return _affine_result(dt, shape, aff)
@@ -393,7 +393,7 @@ def binary(a, b, op: str) -> tensor:
         if decided is not None:
             return decided
     nd = len(shape)
-    va, vb = _aligned(a, nd, dt), _aligned(b, nd, dt)
+    va, vb = rows_aligned(a, nd, dt), rows_aligned(b, nd, dt)
     lanes = None
     if nd and _lane_constant(va) and _lane_constant(vb):
         # the same in every lane of a program (decided masks combined with &): compute once per program
@@ -417,7 +417,7 @@ def binary(a, b, op: str) -> tensor:
         out = np.broadcast_to(out, out.shape[:1] + tuple(lanes))
     if op in _COMPARE:
         return tensor(out, D.int1, shape)
-    return _alu(tensor(_round(out, dt) if dt.kind == "f" and dt.bits <= 16 else out.astype(dt.container, copy=False),
+    return elementwise_alu(tensor(round_to(out, dt) if dt.kind == "f" and dt.bits <= 16 else out.astype(dt.container, copy=False),
                        dt, shape))
 
 
@@ -431,7 +431,7 @@ def _affine_compare(a: tensor, b: tensor, op: str, shape):
         a, b, op = b, a, _FLIPPED[op]
     if a.aff is None or b.aff is None or b.shape or not a.shape:
         return None
-    lo, hi = _aff_bounds(a)
+    lo, hi = affine_bounds(a)
     k = b.aff[0]
     if op in ("lt", "ge"):
         true, false = hi < k, lo >= k
@@ -470,16 +470,16 @@ def _affine(a: tensor, b: tensor, op: str, shape):
         return (a.aff[0] + sign * b.aff[0], tuple(x + sign * y for x, y in zip(sa, sb)))
     if op == "mul":
         for x, y in ((a, b), (b, a)):
-            k = _uniform_int(y)
+            k = uniform_int(y)
             if k is not None:
                 return (x.aff[0] * k, tuple(s * k for s in _aligned_steps(x, shape)))
             if not y.shape and not any(x.aff[1]):
                 return (x.aff[0] * y.aff[0], (0,) * len(shape))
         return None
     if op == "mod":
-        m = _uniform_int(b)
+        m = uniform_int(b)
         if m is not None and m > 0:
-            lo, hi = _running_rows(_aff_bounds(a))
+            lo, hi = _running_rows(affine_bounds(a))
             if lo.min() >= 0 and hi.max() < m:  # x % m == x where it is observed
                 return (a.aff[0], _aligned_steps(a, shape))
         if not a.shape and not b.shape:
@@ -551,15 +551,15 @@ def _install_operators():
 
 # ---------------------------------------------------------------- creation
 def program_id(axis):
-    return tensor(None, D.int32, (), aff=(context.current().program_ids(_cv(axis)), ()))
+    return tensor(None, D.int32, (), aff=(context.current().program_ids(constexpr_value(axis)), ()))
 
 
 def num_programs(axis):
-    return to_tensor(context.current().grid[_cv(axis)])
+    return to_tensor(context.current().grid[constexpr_value(axis)])
 
 
 def arange(start, end):
-    start, end = _cv(start), _cv(end)
+    start, end = constexpr_value(start), constexpr_value(end)
     if not isinstance(start, (int, np.integer)) or not isinstance(end, (int, np.integer)):
         raise TypeError(f"tl.arange needs constexpr int bounds, got {start!r} and {end!r}")
     n = int(end) - int(start)
@@ -572,10 +572,10 @@ def arange(start, end):
 
 
 def _shape_arg(shape):
-    shape = _cv(shape)
+    shape = constexpr_value(shape)
     if isinstance(shape, (int, np.integer)):
         shape = (shape,)
-    shape = tuple(int(_cv(s)) for s in shape)
+    shape = tuple(int(constexpr_value(s)) for s in shape)
     for s in shape:
         if s <= 0 or s & (s - 1):
             raise ValueError(f"block dimensions must be powers of 2, got shape {list(shape)}")
@@ -586,7 +586,7 @@ def _shape_arg(shape):
 
 
 def full(shape, value, dtype):
-    shape, dtype = _shape_arg(shape), _cv(dtype)
+    shape, dtype = _shape_arg(shape), constexpr_value(dtype)
     v = np.broadcast_to(np.asarray(value, dtype.container).reshape((1,) * (len(shape) + 1)), (1,) + shape)
     return tensor(v, dtype, shape)
 
@@ -624,15 +624,15 @@ class Rounding:
     def evaluate(self):
         v = self.src.v
         if self.live is None:
-            return _round(v, self.dtype)
+            return round_to(v, self.dtype)
         out = POOL.empty(v.shape, np.float32)  # the other rows are never observed
-        out[self.live] = _round(v[self.live], self.dtype)
+        out[self.live] = round_to(v[self.live], self.dtype)
         return out
 
 
 def cast(x, dtype, bitcast=False, **_):
     x = to_tensor(x)
-    dtype = _cv(dtype)
+    dtype = constexpr_value(dtype)
     if x.buf is not None or isinstance(dtype, D.pointer_type):
         return FROM_ABOVE["cast_from_pointer" if x.buf is not None else "cast_to_pointer"](x, dtype)
     if x.dtype is dtype:
@@ -648,7 +648,7 @@ def cast(x, dtype, bitcast=False, **_):
     if dtype.is_bool():
         out = v != 0
     elif dtype.is_floating():
-        out = _round(v.astype(np.float64 if dtype is D.float64 else np.float32, copy=False), dtype)
+        out = round_to(v.astype(np.float64 if dtype is D.float64 else np.float32, copy=False), dtype)
     else:
         with np.errstate(all="ignore"):
             src = np.trunc(v) if x.dtype.is_floating() else v
@@ -666,7 +666,7 @@ def _float_unary(name, fn):
             raise TypeError(f"tl.{name} needs a floating-point input, got {x.dtype}")
         with np.errstate(all="ignore"):
             out = fn(x.v.astype(x.dtype.container, copy=False))
-        return _alu(tensor(_round(out, x.dtype), x.dtype, x.shape))
+        return elementwise_alu(tensor(round_to(out, x.dtype), x.dtype, x.shape))
     op.__name__ = name
     return op
 
@@ -695,9 +695,9 @@ def _binary_fn(name, fn):
         x = to_tensor(x, y if isinstance(y, tensor) else None)
         y = to_tensor(y, x)
         dt = D.promote(x.dtype, y.dtype)
-        shape = _bshape(x.shape, y.shape)
-        out = fn(_aligned(x, len(shape), dt), _aligned(y, len(shape), dt))
-        return _alu(tensor(out.astype(dt.container, copy=False), dt, shape))
+        shape = broadcast_shape(x.shape, y.shape)
+        out = fn(rows_aligned(x, len(shape), dt), rows_aligned(y, len(shape), dt))
+        return elementwise_alu(tensor(out.astype(dt.container, copy=False), dt, shape))
     op.__name__ = name
     return op
 
@@ -714,11 +714,11 @@ _max_num, _min_num = _binary_fn("maximum", np.fmax), _binary_fn("minimum", np.fm
 
 
 def maximum(x, y, propagate_nan=PropagateNan.NONE):
-    return (_max_nan if _cv(propagate_nan) == PropagateNan.ALL else _max_num)(x, y)
+    return (_max_nan if constexpr_value(propagate_nan) == PropagateNan.ALL else _max_num)(x, y)
 
 
 def minimum(x, y, propagate_nan=PropagateNan.NONE):
-    return (_min_nan if _cv(propagate_nan) == PropagateNan.ALL else _min_num)(x, y)
+    return (_min_nan if constexpr_value(propagate_nan) == PropagateNan.ALL else _min_num)(x, y)
 
 
 _LOW32 = np.uint64(0xFFFFFFFF)
@@ -742,9 +742,9 @@ def umulhi(x, y):
     x, y, dt = operands(x, y)
     if not dt.is_int() or dt.is_bool() or dt.bits < 32:
         raise TypeError(f"tl.umulhi needs 32- or 64-bit integer operands, got {x.dtype} and {y.dtype}")
-    shape = _bshape(x.shape, y.shape)
+    shape = broadcast_shape(x.shape, y.shape)
     udt = np.dtype(f"u{dt.bits // 8}")
-    a, b = (np.ascontiguousarray(_aligned(t, len(shape), dt)).view(udt) for t in (x, y))
+    a, b = (np.ascontiguousarray(rows_aligned(t, len(shape), dt)).view(udt) for t in (x, y))
     a, b = np.broadcast_arrays(a, b)
     return tensor(mulhi_unsigned(a, b, dt.bits).view(dt.container), dt, shape)
 
@@ -788,7 +788,7 @@ def where(condition, x, y, *, every_program=False):
     if decided is not None:  # every lane of every program takes the same side (`tl.where(offs < M, offs, 0)`)
         keep = x if decided else y
         dt = D.promote(x.dtype, y.dtype)
-        shape = _bshape(_bshape(condition.shape, x.shape), y.shape)
+        shape = broadcast_shape(broadcast_shape(condition.shape, x.shape), y.shape)
         if keep.dtype is dt:
             return broadcast_to(keep, shape)
     if not condition.shape and x.aff is not None and y.aff is not None and x.dtype is y.dtype \
@@ -798,9 +798,9 @@ def where(condition, x, y, *, every_program=False):
         c = np.where(condition.v.reshape(-1).astype(bool), x.aff[0], y.aff[0])
         return tensor(None, x.dtype, x.shape, aff=(c, _aligned_steps(x, x.shape)))
     dt = D.promote(x.dtype, y.dtype)
-    shape = _bshape(_bshape(condition.shape, x.shape), y.shape)
+    shape = broadcast_shape(broadcast_shape(condition.shape, x.shape), y.shape)
     nd = len(shape)
-    out = np.where(_aligned(condition, nd).astype(bool, copy=False), _aligned(x, nd, dt), _aligned(y, nd, dt))
+    out = np.where(rows_aligned(condition, nd).astype(bool, copy=False), rows_aligned(x, nd, dt), rows_aligned(y, nd, dt))
     return tensor(out, dt, shape)
 
 
@@ -857,7 +857,7 @@ def _with_shape(x: tensor, shape, steps=None):
 
 
 def expand_dims(x, axis):
-    axis = _cv(axis)
+    axis = constexpr_value(axis)
     axes = sorted(a % (len(x.shape) + 1) for a in (axis if isinstance(axis, (tuple, list)) else [axis]))
     shape, steps = list(x.shape), list(x.aff[1]) if x.aff is not None else None
     for a in axes:
@@ -868,7 +868,7 @@ def expand_dims(x, axis):
 
 
 def reshape(x, shape, can_reorder=False):
-    shape = tuple(int(_cv(s)) for s in (_cv(shape) if isinstance(_cv(shape), (tuple, list)) else [shape]))
+    shape = tuple(int(constexpr_value(s)) for s in (constexpr_value(shape) if isinstance(constexpr_value(shape), (tuple, list)) else [shape]))
     if math.prod(shape) != x.numel:
         raise ValueError(f"cannot reshape a block of shape {list(x.shape)} to {list(shape)}")
     return _with_shape(x, shape)
@@ -878,19 +878,19 @@ view = reshape
 
 
 def broadcast_to(x, *shape):
-    shape = tuple(int(_cv(s)) for s in (shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape))
+    shape = tuple(int(constexpr_value(s)) for s in (shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape))
     x = to_tensor(x)
     if tuple(x.shape) == shape:
         return x
     try:
-        full_shape = _bshape(x.shape, shape)
+        full_shape = broadcast_shape(x.shape, shape)
     except ValueError:
         full_shape = None
     if full_shape != shape:
         raise ValueError(f"cannot broadcast a block of shape {list(x.shape)} to {list(shape)}")
     if x.aff is not None:
         return tensor(None, x.dtype, shape, aff=(x.aff[0], _aligned_steps(x, shape)), buf=x.buf)
-    v = _aligned(x, len(shape))
+    v = rows_aligned(x, len(shape))
     return tensor(np.broadcast_to(v, (v.shape[0],) + shape), x.dtype, shape, buf=x.buf)
 
 
@@ -910,12 +910,12 @@ def swizzle2d(i, j, size_i, size_j, size_g):
 
 
 def broadcast(x, y):
-    shape = _bshape(to_tensor(x).shape, to_tensor(y).shape)
+    shape = broadcast_shape(to_tensor(x).shape, to_tensor(y).shape)
     return broadcast_to(x, shape), broadcast_to(y, shape)
 
 
 def permute(x, *dims):
-    dims = tuple(int(_cv(d)) for d in (dims[0] if len(dims) == 1 and isinstance(dims[0], (tuple, list)) else dims))
+    dims = tuple(int(constexpr_value(d)) for d in (dims[0] if len(dims) == 1 and isinstance(dims[0], (tuple, list)) else dims))
     if sorted(dims) != list(range(len(x.shape))):
         raise ValueError(f"permute dims {list(dims)} do not match a block of rank {len(x.shape)}")
     shape = tuple(x.shape[d] for d in dims)
@@ -937,7 +937,7 @@ def _reduce_axis(x: tensor, axis, keep_dims):
     if axis is None:
         v = x.v.reshape(x.v.shape[0], -1)
         return v, 1, (() if not keep_dims else (1,) * len(x.shape))
-    axis = int(_cv(axis))
+    axis = int(constexpr_value(axis))
     if not -len(x.shape) <= axis < len(x.shape):
         raise ValueError(f"reduction axis {axis} out of range for a block of shape {list(x.shape)}")
     axis %= len(x.shape)
@@ -952,7 +952,7 @@ def _reduce_axis(x: tensor, axis, keep_dims):
 def _reduce(x, axis, keep_dims, fn, dt):
     """Reduce with fn(values, axis); values are in x's container dtype, the result is dt."""
     x = to_tensor(x)
-    _alu(x)
+    elementwise_alu(x)
     v, ax, shape = _reduce_axis(x, axis, keep_dims)
     out = fn(v, ax).astype(dt.container, copy=False)
     return tensor(out.reshape((out.shape[0],) + shape), dt, shape)
@@ -966,13 +966,13 @@ def _acc_dtype(dt):
 
 def sum(input, axis=None, keep_dims=False, dtype=None):
     x = to_tensor(input)
-    dt = _cv(dtype) or _acc_dtype(x.dtype)
+    dt = constexpr_value(dtype) or _acc_dtype(x.dtype)
     if dt is D.int1:  # one-bit addition: parity, as Triton computes it
         r = _reduce(x, axis, keep_dims, lambda v, a: np.bitwise_and(np.sum(v != 0, axis=a), 1) != 0, dt)
     else:
         r = _reduce(x, axis, keep_dims, lambda v, a: np.sum(v.astype(dt.container, copy=False), axis=a,
                                                            dtype=dt.container), dt)
-    return tensor(_round(r.v, dt), dt, r.shape) if dt.is_floating() and dt.bits <= 16 else r
+    return tensor(round_to(r.v, dt), dt, r.shape) if dt.is_floating() and dt.bits <= 16 else r
 
 
 def _extreme_dtype(dt, return_indices):
@@ -1014,11 +1014,11 @@ def _arg_extreme(v, a, largest, tie_break_left):
 
 
 def argmax(input, axis, tie_break_left=True, keep_dims=False):
-    return _reduce(input, axis, keep_dims, lambda v, a: _arg_extreme(v, a, True, _cv(tie_break_left)), D.int32)
+    return _reduce(input, axis, keep_dims, lambda v, a: _arg_extreme(v, a, True, constexpr_value(tie_break_left)), D.int32)
 
 
 def argmin(input, axis, tie_break_left=True, keep_dims=False):
-    return _reduce(input, axis, keep_dims, lambda v, a: _arg_extreme(v, a, False, _cv(tie_break_left)), D.int32)
+    return _reduce(input, axis, keep_dims, lambda v, a: _arg_extreme(v, a, False, constexpr_value(tie_break_left)), D.int32)
 
 
 def xor_sum(input, axis=None, keep_dims=False):
@@ -1028,15 +1028,15 @@ def xor_sum(input, axis=None, keep_dims=False):
 
 def cumsum(input, axis=0, reverse=False, dtype=None):
     x = to_tensor(input)
-    dt = _cv(dtype) or _acc_dtype(x.dtype)
-    ax = int(_cv(axis)) % len(x.shape) + 1
+    dt = constexpr_value(dtype) or _acc_dtype(x.dtype)
+    ax = int(constexpr_value(axis)) % len(x.shape) + 1
     v = x.v.astype(dt.container)
     if reverse:
         v = np.flip(v, ax)
     out = np.cumsum(v, axis=ax, dtype=dt.container)
     if reverse:
         out = np.flip(out, ax)
-    return tensor(_round(out, dt), dt, x.shape)
+    return tensor(round_to(out, dt), dt, x.shape)
 
 
 def softmax(x, ieee_rounding=False):
@@ -1087,7 +1087,7 @@ def _format(v, hex_):
 def device_print(prefix, *args, hex=False):
     """Print, for each active program, its pid, the prefix and the values (in hex for integers
     with hex=True)."""
-    prefix = _cv(prefix)
+    prefix = constexpr_value(prefix)
     if not isinstance(prefix, str):
         raise TypeError(f"tl.device_print: the prefix must be a string, got {prefix!r}")
     ctx = context.current()
@@ -1095,14 +1095,14 @@ def device_print(prefix, *args, hex=False):
     for p in builtins.range(ctx.rows):
         if active is not None and not active[p]:
             continue
-        vals = [_format(a.v[builtins.min(p, a.rows - 1)], hex) if isinstance(a, tensor) else str(_cv(a)) for a in args]
+        vals = [_format(a.v[builtins.min(p, a.rows - 1)], hex) if isinstance(a, tensor) else str(constexpr_value(a)) for a in args]
         print(f"pid {ctx.pid_tuple(p)} {prefix}", *vals)
 
 
 def kernel_print(*args, **kwargs):
     """Python's print inside a kernel: device_print, as in Triton (values printed per program)."""
     if any(isinstance(a, tensor) for a in args):
-        prefix, rest = (args[0], args[1:]) if args and isinstance(_cv(args[0]), str) else ("", args)
+        prefix, rest = (args[0], args[1:]) if args and isinstance(constexpr_value(args[0]), str) else ("", args)
         return device_print(prefix, *rest)
     return print(*args, **kwargs)
 
@@ -1117,7 +1117,7 @@ def device_assert(cond, msg="", mask=None):
         raise AssertionError(f"device_assert failed in program {context.current().pid_tuple(row)}: {msg}")
 
 
-class _Range:
+class Range:
     """`tl.range`/`tl.static_range` (and Python's `range` inside kernels): Triton's keyword
     arguments are accepted.  Bounds may differ between programs: a lowered `for` then gives
     each program its own trip count (control.Loop)."""
@@ -1125,7 +1125,7 @@ class _Range:
     def __init__(self, arg1, arg2=None, step=None, num_stages=None, loop_unroll_factor=None,
                  disallow_acc_multi_buffer=False, flatten=False, warp_specialize=False, **_):
         start, end = (0, arg1) if arg2 is None else (arg1, arg2)
-        self.args = (_cv(start), _cv(end), 1 if step is None else _cv(step))
+        self.args = (constexpr_value(start), constexpr_value(end), 1 if step is None else constexpr_value(step))
         if any(isinstance(a, tensor) and (a.shape or not a.dtype.is_int()) for a in self.args) or \
                 any(not isinstance(a, (tensor, int, np.integer)) for a in self.args):
             raise TypeError(f"range bounds must be integer scalars, got {self.args}")
@@ -1178,8 +1178,8 @@ class _RangeValues:
         return tensor(None, self.dtype, (), aff=(self.start + self.step * t, ()))
 
 
-range = _Range
-static_range = _Range
+range = Range
+static_range = Range
 
 
 _install_operators()   # (last: it attaches functions defined above)

@@ -22,7 +22,7 @@ _CONSTANTS = {
 _LOW32 = np.uint64(0xFFFFFFFF)
 
 
-def _cv(x):
+def constexpr_value(x):
     return x.value if isinstance(x, constexpr) else x
 
 
@@ -56,7 +56,7 @@ def _unsigned(x, shape, udt):
 
 def _run(vals, k0, k1, shape, n_rounds, bits, udt):
     *vals, k0, k1 = _rows(*vals, k0, k1)
-    return tuple(tensor(v, udt, shape) for v in _philox_arrays(vals, k0, k1, _cv(n_rounds), bits))
+    return tuple(tensor(v, udt, shape) for v in _philox_arrays(vals, k0, k1, constexpr_value(n_rounds), bits))
 
 
 def philox_impl(c0, c1, c2, c3, k0, k1, n_rounds=N_ROUNDS_DEFAULT):

@@ -13,14 +13,14 @@ from .combine import concat
 from .ops import broadcast_to, broadcast, operands
 
 
-def _cv(x):
+def constexpr_value(x):
     return x.value if isinstance(x, constexpr) else x
 
 
 def _axis(x: tensor, dim, what, default_last=True):
     if not x.shape:
         raise ValueError(f"tl.{what} needs a block, not a scalar")
-    dim = _cv(dim)
+    dim = constexpr_value(dim)
     if dim is None:
         if not default_last and len(x.shape) != 1:
             raise ValueError(f"tl.{what} needs dim= for a block of rank {len(x.shape)}")
@@ -42,7 +42,7 @@ def _sorted(x: tensor, dim, descending, what):
     if ax != len(x.shape) - 1:
         raise ValueError(f"tl.{what} sorts along the last dimension only (as Triton), got dim={dim}")
     v = np.sort(x.v, axis=-1)
-    return np.flip(v, -1) if _cv(descending) else v
+    return np.flip(v, -1) if constexpr_value(descending) else v
 
 
 def sort(x, dim=None, descending=False):
@@ -53,7 +53,7 @@ def sort(x, dim=None, descending=False):
 def topk(x, k, dim=None):
     """The k largest elements along the last dimension, largest first."""
     x = to_tensor(x)
-    k = int(_cv(k))
+    k = int(constexpr_value(k))
     if not 1 <= k <= x.shape[-1]:
         raise ValueError(f"tl.topk: k={k} must be between 1 and the last dimension {x.shape[-1]}")
     v = np.ascontiguousarray(_sorted(x, dim, True, "topk")[..., :k])
@@ -85,7 +85,7 @@ def histogram(input, num_bins, mask=None):
     """Counts of the values 0 .. num_bins-1 (int32); masked-off lanes are not counted.  A counted
     value outside the bins is an error (on a GPU it is undefined behaviour)."""
     x = to_tensor(input)
-    num_bins = int(_cv(num_bins))
+    num_bins = int(constexpr_value(num_bins))
     if not x.dtype.is_int() or len(x.shape) != 1:
         raise TypeError(f"tl.histogram needs a 1-D integer block, got {x.dtype} {list(x.shape)}")
     parts = [x.v.astype(np.int64)]
@@ -134,7 +134,7 @@ def interleave(a, b):
 
 
 def cat(input, other, can_reorder=False):
-    if not _cv(can_reorder):
+    if not constexpr_value(can_reorder):
         raise ValueError("tl.cat(..., can_reorder=False) is not supported (as in Triton): pass can_reorder=True, "
                          "or use tl.join / tl.interleave when the order matters")
     a, b, dt = operands(input, other)

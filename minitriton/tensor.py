@@ -23,7 +23,7 @@ import numpy as np
 from . import context
 from . import dtypes as D
 from .dtypes import constexpr
-from . import _numba
+from . import fast_loops
 
 
 class Divergent(Exception):
@@ -45,10 +45,10 @@ class MemoryPressure(Exception):
     """Lockstep values of this many programs would not fit: run fewer programs at a time."""
 
 
-def _round(x: np.ndarray, dt) -> np.ndarray:
+def round_to(x: np.ndarray, dt) -> np.ndarray:
     """Round container values to the precision of `dt`."""
     if dt is D.float16:
-        return _numba.round_to_half(x)
+        return fast_loops.round_to_half(x)
     if dt is D.bfloat16:
         return np.asarray(x, np.float32).astype(D.bfloat16.np).astype(np.float32)
     if dt.kind == "f" and dt.bits == 8:

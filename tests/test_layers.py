@@ -7,7 +7,7 @@ layers fill as they load.  setup.cfg states the same order for import-linter (bi
 import ast
 import pathlib
 
-LAYERS = ["dtypes", "_numba", "context", "counting", "configs",     # plain data: types, launch state, configs
+LAYERS = ["dtypes", "fast_loops", "context", "counting", "configs",     # plain data: types, launch state, configs
           "tensor",                                                 # block values
           "ops", "combine", "rearrange", "libdevice",               # arithmetic, reductions, shapes, math
           "buffers", "addresses", "block_ptr", "memory",            # memory: arguments, pointers, loads/stores

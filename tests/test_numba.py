@@ -1,7 +1,7 @@
 """The numba half-precision conversions are bit-exact with numpy's, including NaN payloads."""
 import numpy as np
 
-from minitriton import _numba as N
+from minitriton import fast_loops as N
 
 
 def _awkward_floats():
