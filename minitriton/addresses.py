@@ -22,7 +22,7 @@ from . import context
 from . import dtypes as D
 from .buffers import Buffer, OutOfBoundsError, Storage, flat_view, address_of, Window, Sources, window
 from .tensor import FROM_ABOVE, tensor, to_tensor
-from .ops import broadcast_to
+from .shapes import broadcast_to
 
 _SLOT = 1 << 40
 _HALF = 1 << 39
@@ -416,4 +416,4 @@ def cast_from_pointer(p: tensor, dtype) -> tensor:
     return tensor(space().addresses(p).astype(dtype.np), dtype, p.shape)
 
 
-FROM_ABOVE.update(cast_from_pointer=cast_from_pointer, cast_to_pointer=cast_to_pointer)   # for ops.cast
+FROM_ABOVE.update(cast_from_pointer=cast_from_pointer, cast_to_pointer=cast_to_pointer)   # for casts.cast

@@ -13,7 +13,8 @@ from __future__ import annotations
 import numpy as np
 
 from .tensor import tensor, to_tensor, constexpr
-from .ops import arange, broadcast_to
+from .arithmetic import arange
+from .shapes import broadcast_to
 
 
 def constexpr_value(x):

@@ -14,7 +14,7 @@ import numpy as np
 
 from . import dtypes as D
 from .tensor import tensor, to_tensor, constexpr
-from .ops import broadcast_to, reshape
+from .shapes import broadcast_to, reshape
 
 
 def constexpr_value(x):

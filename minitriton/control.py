@@ -29,7 +29,10 @@ from . import dtypes as D
 from .block_ptr import block_pointer
 from .tensor import Divergent, Stalled, tensor, to_tensor
 from .dot import select_chains
-from .ops import where, Range, logical_and, logical_or, logical_not, device_assert
+from .arithmetic import logical_and, logical_or, logical_not
+from .elementwise import where
+from .debug import device_assert
+from .ranges import Range
 
 
 class _Undefined:

@@ -14,7 +14,7 @@ import numpy as np
 from . import dtypes as D
 from . import context
 from .tensor import FROM_ABOVE, tensor, to_tensor, round_to, POOL, MemoryPressure
-from .ops import broadcast_shape, constexpr_value
+from .arithmetic import broadcast_shape, constexpr_value
 from .buffers import program_view, same_source, one_window
 
 _DOT_TYPES = {D.float16, D.bfloat16, D.float32, D.float64, D.int8, *D.FP8}
@@ -445,4 +445,4 @@ def fuse_accumulate(x, y):
     return None
 
 
-FROM_ABOVE["fuse_accumulate"] = fuse_accumulate   # for ops.binary's add
+FROM_ABOVE["fuse_accumulate"] = fuse_accumulate   # for arithmetic.binary's add

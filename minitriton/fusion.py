@@ -35,7 +35,8 @@ from . import context, language
 from .hoisting import reads
 from .dot import dot
 from .memory import load
-from .ops import Range, uniform_int, binary
+from .arithmetic import uniform_int, binary
+from .ranges import Range
 from .tensor import Divergent, MemoryPressure, tensor
 
 PREFIX = "__mt_fuse"

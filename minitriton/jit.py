@@ -25,7 +25,9 @@ from .addresses import AddressSpace
 from .buffers import bind_buffers
 from .memory import argument_pointer
 from .tensor import Divergent, MemoryPressure, Stalled, argument, constexpr, tensor
-from .ops import minimum, maximum, kernel_print, Range
+from .elementwise import minimum, maximum
+from .debug import kernel_print
+from .ranges import Range
 
 LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "enable_fp_fusion", "stream", "warmup",
                   "debug", "launch_cooperative_grid")

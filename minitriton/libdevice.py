@@ -12,7 +12,7 @@ import numpy as np
 
 from . import dtypes as D
 from .tensor import tensor, to_tensor
-from .ops import elementwise_alu, broadcast_shape, rows_aligned, operands
+from .arithmetic import elementwise_alu, broadcast_shape, rows_aligned, operands
 
 
 def _float_args(name, *xs):

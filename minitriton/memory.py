@@ -13,7 +13,9 @@ from . import dtypes as D
 from . import addresses, block_ptr, context, counting
 from .buffers import Buffer, OutOfBoundsError, Window, window, program_view  # noqa: F401 (OutOfBoundsError: users import it here)
 from .tensor import FROM_ABOVE, tensor, to_tensor
-from .ops import broadcast_shape, cast, Rounding, binary, where, affine_bounds
+from .arithmetic import broadcast_shape, binary, affine_bounds
+from .casts import cast, Rounding
+from .elementwise import where
 
 
 def constexpr_value(x):
@@ -338,4 +340,4 @@ def store(pointer, value, mask=None, boundary_check=(), cache_modifier="", evict
     return None
 
 
-FROM_ABOVE.update(pointer_binary=pointer_binary, pointer_where=pointer_where)   # for ops.binary and ops.where
+FROM_ABOVE.update(pointer_binary=pointer_binary, pointer_where=pointer_where)   # for arithmetic.binary and elementwise.where

@@ -11,7 +11,8 @@ import numpy as np
 
 from . import dtypes as D
 from .tensor import tensor, to_tensor, constexpr
-from .ops import mulhi_unsigned, broadcast_to, broadcast
+from .shapes import broadcast_to, broadcast
+from .elementwise import mulhi_unsigned
 
 N_ROUNDS_DEFAULT = 10
 # Weyl-sequence key increments and round multipliers (Salmon et al., table 2)

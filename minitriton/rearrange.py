@@ -10,7 +10,8 @@ import numpy as np
 from . import dtypes as D, context
 from .tensor import tensor, to_tensor, constexpr
 from .combine import concat
-from .ops import broadcast_to, broadcast, operands
+from .arithmetic import operands
+from .shapes import broadcast_to, broadcast
 
 
 def constexpr_value(x):

@@ -272,8 +272,8 @@ class tensor:
 
 # One table of behaviour that block values (and the operations on them) need from the layers
 # above, filled by those layers as they load: a lower layer reads it and never imports upward.
-# ops attaches the operators and `to`, `[]`, `.T`, `reshape` to the class itself (as Python
-# wants dunder methods); the rest is looked up here by name:
+# arithmetic attaches the operators, casts `to` and shapes `[]`, `.T`, `reshape` to the class
+# itself (as Python wants dunder methods); the rest is looked up here by name:
 #   "methods"            Triton's tensor methods, name -> function (filled by language/)
 #   "windows"            a windowed block's values (buffers)
 #   "pointer_binary"     arithmetic with a pointer operand (memory)

@@ -9,7 +9,9 @@ import pathlib
 
 LAYERS = ["dtypes", "fast_loops", "context", "counting", "configs",     # plain data: types, launch state, configs
           "tensor",                                                 # block values
-          "ops", "combine", "rearrange", "libdevice",               # arithmetic, reductions, shapes, math
+          "arithmetic", "casts", "shapes", "elementwise",           # operations: arithmetic, casts, shapes, math,
+          "reductions", "combine", "rearrange", "libdevice",        # reductions and scans, rearranging, libdevice,
+          "hints", "debug", "ranges",                               # hints and checks, printing, tl.range
           "buffers", "addresses", "block_ptr", "memory",            # memory: arguments, pointers, loads/stores
           "dot", "atomics", "random",                               # dot products, atomics, random numbers
           "language",                                               # the `tl` namespace (a package)

@@ -3,12 +3,15 @@ from ..dtypes import (dtype, pointer_type, int1, int8, int16, int32, int64, uint
                      float16, bfloat16, float32, float64, float8e4nv, float8e5, float8e4b8, float8e5b16)
 from ..tensor import tensor, constexpr
 from .. import tensor as _tensor
-from ..ops import (program_id, num_programs, arange, full, zeros, zeros_like, full_like, cdiv, cast,
-                  exp, exp2, log, log2, sqrt, rsqrt, sin, cos, floor, ceil, sigmoid, erf, abs, maximum, minimum,
-                  clamp, fma, where, expand_dims, reshape, view, broadcast_to, broadcast, permute, trans,
-                  sum, max, min, argmax, argmin, xor_sum, cumsum, softmax, multiple_of, max_contiguous,
-                  max_constancy, assume, debug_barrier, static_assert, static_print, device_print, device_assert,
-                  range, static_range, PropagateNan, umulhi, fdiv, div_rn, sqrt_rn, ravel, swizzle2d)
+from ..arithmetic import program_id, num_programs, arange, full, zeros, zeros_like, full_like, cdiv
+from ..casts import cast
+from ..shapes import expand_dims, reshape, view, broadcast_to, broadcast, permute, trans, ravel
+from ..elementwise import (exp, exp2, log, log2, sqrt, rsqrt, sin, cos, floor, ceil, sigmoid, erf, abs, maximum,
+                           minimum, clamp, fma, where, PropagateNan, umulhi, fdiv, div_rn, sqrt_rn, swizzle2d)
+from ..reductions import sum, max, min, argmax, argmin, xor_sum, cumsum, softmax
+from ..hints import multiple_of, max_contiguous, max_constancy, assume, debug_barrier, static_assert, static_print
+from ..debug import device_print, device_assert
+from ..ranges import range, static_range
 from ..combine import reduce, associative_scan, cumprod
 from ..rearrange import flip, sort, topk, gather, histogram, join, split, interleave, cat
 from ..random import (philox, philox_impl, randint, randint4x, rand, rand4x, randn, randn4x, uint_to_uniform_float,
@@ -17,7 +20,8 @@ from ..memory import load, store
 from ..block_ptr import make_block_ptr, advance
 from ..atomics import atomic_add, atomic_max, atomic_min, atomic_xchg, atomic_cas, atomic_and, atomic_or, atomic_xor
 from ..dot import dot
-from .. import ops as math  # tl.math.exp etc.
+from .. import elementwise as math  # tl.math.exp etc.
+from ..arithmetic import logical_and, logical_or
 from . import extra
 
 # Triton's tensor methods (x.sum(0), x.cast(...), x.sort(), ...): these functions, with the tensor
@@ -28,7 +32,7 @@ TENSOR_METHODS = (
     "sort", "flip", "topk", "gather", "histogram", "sigmoid", "softmax", "exp", "exp2", "log", "log2", "sqrt",
     "rsqrt", "sin", "cos", "abs", "floor", "ceil", "erf", "fma", "umulhi")
 _tensor.FROM_ABOVE["methods"].update({name: globals()[name] for name in TENSOR_METHODS})
-_tensor.FROM_ABOVE["methods"].update(logical_and=math.logical_and, logical_or=math.logical_or)
+_tensor.FROM_ABOVE["methods"].update(logical_and=logical_and, logical_or=logical_or)
 
 # Triton names not implemented yet: using one says so by name (issue 7), never a wrong result.
 TRITON_MAX_TENSOR_NUMEL = 1 << 20

@@ -1,0 +1,117 @@
+"""Shape and layout: indexing with None and slices, expand_dims, reshape/view, broadcast_to,
+ravel, permute/trans, swizzle2d, and joining blocks along an axis."""
+from __future__ import annotations
+
+import builtins
+import math
+
+import numpy as np
+
+from .tensor import tensor, to_tensor
+from .arithmetic import aligned_steps, broadcast_shape, constexpr_value, rows_aligned
+
+
+def _getitem(x: tensor, idx):
+    if not isinstance(idx, tuple):
+        idx = (idx,)
+    if builtins.sum(i is Ellipsis for i in idx) > 1:
+        raise IndexError("at most one ... in a block index")
+    if Ellipsis in idx:
+        k = idx.index(Ellipsis)
+        fill = len(x.shape) - (len(idx) - 1 - builtins.sum(i is None for i in idx))
+        idx = idx[:k] + (slice(None),) * fill + idx[k + 1:]
+    shape, steps, d = [], [], 0
+    for i in idx:
+        if i is None:
+            shape.append(1)
+            steps.append(0)
+        elif isinstance(i, slice) and i == slice(None):
+            if d >= len(x.shape):
+                raise IndexError(f"too many indices for a block of shape {list(x.shape)}")
+            shape.append(x.shape[d])
+            steps.append(x.aff[1][d] if x.aff is not None else 0)
+            d += 1
+        else:
+            raise IndexError("blocks can only be indexed with None and ':' (e.g. x[:, None])")
+    shape += x.shape[d:]
+    if x.aff is not None:
+        steps += list(x.aff[1][d:])
+    return _with_shape(x, tuple(shape), tuple(steps))
+
+
+def _with_shape(x: tensor, shape, steps=None):
+    if x.aff is not None and steps is not None:
+        return tensor(None, x.dtype, shape, aff=(x.aff[0], steps), buf=x.buf)
+    v = x.v
+    return tensor(v.reshape((v.shape[0],) + shape), x.dtype, shape, buf=x.buf)
+
+
+def expand_dims(x, axis):
+    axis = constexpr_value(axis)
+    axes = sorted(a % (len(x.shape) + 1) for a in (axis if isinstance(axis, (tuple, list)) else [axis]))
+    shape, steps = list(x.shape), list(x.aff[1]) if x.aff is not None else None
+    for a in axes:
+        shape.insert(a, 1)
+        if steps is not None:
+            steps.insert(a, 0)
+    return _with_shape(x, tuple(shape), tuple(steps) if steps is not None else None)
+
+
+def reshape(x, shape, can_reorder=False):
+    shape = tuple(int(constexpr_value(s)) for s in (constexpr_value(shape) if isinstance(constexpr_value(shape), (tuple, list)) else [shape]))
+    if math.prod(shape) != x.numel:
+        raise ValueError(f"cannot reshape a block of shape {list(x.shape)} to {list(shape)}")
+    return _with_shape(x, shape)
+
+
+view = reshape
+
+
+def broadcast_to(x, *shape):
+    shape = tuple(int(constexpr_value(s)) for s in (shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape))
+    x = to_tensor(x)
+    if tuple(x.shape) == shape:
+        return x
+    try:
+        full_shape = broadcast_shape(x.shape, shape)
+    except ValueError:
+        full_shape = None
+    if full_shape != shape:
+        raise ValueError(f"cannot broadcast a block of shape {list(x.shape)} to {list(shape)}")
+    if x.aff is not None:
+        return tensor(None, x.dtype, shape, aff=(x.aff[0], aligned_steps(x, shape)), buf=x.buf)
+    v = rows_aligned(x, len(shape))
+    return tensor(np.broadcast_to(v, (v.shape[0],) + shape), x.dtype, shape, buf=x.buf)
+
+
+def ravel(x, can_reorder=False):
+    return reshape(x, (x.numel,))
+
+
+def broadcast(x, y):
+    shape = broadcast_shape(to_tensor(x).shape, to_tensor(y).shape)
+    return broadcast_to(x, shape), broadcast_to(y, shape)
+
+
+def permute(x, *dims):
+    dims = tuple(int(constexpr_value(d)) for d in (dims[0] if len(dims) == 1 and isinstance(dims[0], (tuple, list)) else dims))
+    if sorted(dims) != list(range(len(x.shape))):
+        raise ValueError(f"permute dims {list(dims)} do not match a block of rank {len(x.shape)}")
+    shape = tuple(x.shape[d] for d in dims)
+    if x.aff is not None:
+        return tensor(None, x.dtype, shape, aff=(x.aff[0], tuple(x.aff[1][d] for d in dims)), buf=x.buf)
+    return tensor(x.v.transpose((0,) + tuple(d + 1 for d in dims)), x.dtype, shape, buf=x.buf)
+
+
+def trans(x, *dims):
+    if not dims:
+        if len(x.shape) < 2:
+            raise ValueError(f"tl.trans needs a block of rank >= 2, got {list(x.shape)}")
+        dims = tuple(range(len(x.shape) - 2)) + (len(x.shape) - 1, len(x.shape) - 2)
+    return permute(x, *dims)
+
+
+tensor.__getitem__ = _getitem
+tensor.T = property(lambda self: trans(self))
+tensor.reshape = lambda self, *shape, **kw: reshape(
+    self, shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape, **kw)
