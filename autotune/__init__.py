@@ -6,6 +6,7 @@ from .network import tune_network, NetworkResult, WeightedSum, LatencyRequiremen
 from .autotuner import autotune, heuristics, Autotuner, Heuristics
 from .records import Record, RecordLog
 from . import te
+from . import codegen  # noqa: F401 (gives te its `generate`)
 
 __all__ = ["Config", "Space", "as_config", "Task", "tune", "TuneResult", "NoValidConfig", "Tuning",
            "tune_network", "NetworkResult", "WeightedSum", "LatencyRequirement", "GeomeanSpeedup", "autotune", "heuristics",

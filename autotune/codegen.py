@@ -1043,3 +1043,6 @@ def generate(output) -> Operator:
         raise Unsupported(f"{output.name} = {output.body!r}: an element-wise computation alone is not generated "
                           f"(fuse it into a reduction's output, as an epilogue)")
     return GemmOperator(Contraction(output))
+
+
+te.generate = generate   # `te.generate(C)`: the expression language (below) offers what is built on it here

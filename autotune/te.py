@@ -265,12 +265,6 @@ def if_then_else(cond, then, otherwise) -> IfThenElse:
     return IfThenElse(cond, _expr(then, "te.if_then_else"), _expr(otherwise, "te.if_then_else"))
 
 
-def generate(output):
-    """The operator computing `output`: its sketches, each a generated minitriton kernel."""
-    from .codegen import generate as _generate
-    return _generate(output)
-
-
 # ---------------------------------------------------------------- helpers
 def _size(s, where):
     if isinstance(s, Expr) and not isinstance(s, (Const, Compare, All, IfThenElse, Reduce, Access, ReduceAxis)) \
