@@ -20,7 +20,7 @@ import numpy as np
 
 from . import context
 from . import dtypes as D
-from .buffers import Buffer, OutOfBoundsError, Storage, flat_view, address_of, Window, Sources, window
+from .storage import Buffer, OutOfBoundsError, Storage, flat_view, address_of, Window, Sources, window
 from .tensor import FROM_ABOVE, tensor, to_tensor
 from .shapes import broadcast_to
 

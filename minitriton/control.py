@@ -24,7 +24,7 @@ import time
 
 import numpy as np
 
-from . import context, rows
+from . import context, narrowing
 from . import dtypes as D
 from .block_ptr import block_pointer
 from .tensor import Divergent, Stalled, tensor, to_tensor
@@ -224,7 +224,7 @@ class Loop(_Context):
     """A `while` or `for` loop.  `sync` turns true once programs disagree; from then on the
     generated code hands the loop its variables at every trip boundary.
 
-    When few programs are left looping, the loop *narrows* to them (rows.py): the values it
+    When few programs are left looping, the loop *narrows* to them (narrowing.py): the values it
     reads and assigns are cut to their rows, the remaining trips run on those rows only, and
     `close` spreads the results back.  `reads` names the kernel's variables the loop only
     reads; `narrowable` is False for loops that may `return` out of the kernel."""
@@ -266,7 +266,7 @@ class Loop(_Context):
     def narrow(self, vals):
         """`vals`: the reads, the names, then a for loop's target if it is not a name.  Returns them cut to the running programs (or as
         they are, when some value cannot be moved between row sets)."""
-        if not rows.movable(vals):
+        if not narrowing.movable(vals):
             self.narrowable = False
             return vals
         st = self.st
@@ -277,12 +277,12 @@ class Loop(_Context):
         self.outer = dict(st=st, idx=idx, reads=vals[:n], vals=vals[n:n + m], left=self.left, exit_vals=self.exit_vals,
                           saved=self.saved, writes=st.writes)
         self.left = self.exit_vals = self.saved = self.running = self.watch = None
-        self.last_target = rows.take(self.last_target, idx, st.rows)
-        self.prev_target = rows.take(self.prev_target, idx, st.rows)
+        self.last_target = narrowing.take(self.last_target, idx, st.rows)
+        self.prev_target = narrowing.take(self.prev_target, idx, st.rows)
         st.narrowed += 1
         self.st = sub
         context._local.state = sub
-        return rows.take(vals, idx, st.rows)
+        return narrowing.take(vals, idx, st.rows)
 
     def _widen(self, vals):
         """Back to the full launch after a narrowed loop: the looping programs' values spread
@@ -295,7 +295,7 @@ class Loop(_Context):
         st.fused += sub.fused
         mask = np.zeros(st.rows, bool)
         mask[idx] = True
-        full = tuple(select(mask, rows.widen(k, idx, st.rows), r, n) for n, k, r in zip(self.names, vals, o["vals"]))
+        full = tuple(select(mask, narrowing.widen(k, idx, st.rows), r, n) for n, k, r in zip(self.names, vals, o["vals"]))
         self.left, self.exit_vals, self.saved = o["left"], o["exit_vals"], o["saved"]
         self.parked, self.outer, self.restored = None, None, o["reads"]
         return full
@@ -393,7 +393,7 @@ class Loop(_Context):
             if self.outer is not None:  # narrowed: the looping programs' own trip counts and values
                 idx = self.outer["idx"]
                 ends = np.broadcast_to(count, (self.outer["st"].rows,))[idx] <= t
-                value = rows.take(value, idx, self.outer["st"].rows)
+                value = narrowing.take(value, idx, self.outer["st"].rows)
             else:
                 ends = count <= t
             self.ending = ends if ends.any() else None

@@ -22,7 +22,7 @@ import numpy as np
 from . import context, counting, lowering
 from . import dtypes as D
 from .addresses import AddressSpace
-from .buffers import bind_buffers
+from .storage import bind_buffers
 from .memory import argument_pointer
 from .tensor import Divergent, MemoryPressure, Stalled, argument, constexpr, tensor
 from .elementwise import minimum, maximum

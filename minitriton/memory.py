@@ -1,7 +1,7 @@
 """Pointers into kernel arguments, loads and stores.
 
 A pointer is an int64 offset tensor (in elements, relative to its argument's element 0) that
-carries the argument's `Buffer` (see buffers.py).  Loads read the launch's current view of
+carries the argument's `Buffer` (see storage.py).  Loads read the launch's current view of
 memory, stores are logged or written to a private copy, and lanes of programs that are not
 active (a divergent branch or loop they do not take) neither read nor write.
 """
@@ -11,7 +11,7 @@ import numpy as np
 
 from . import dtypes as D
 from . import addresses, block_ptr, context, counting
-from .buffers import Buffer, OutOfBoundsError, Window, window, program_view  # noqa: F401 (OutOfBoundsError: users import it here)
+from .storage import Buffer, OutOfBoundsError, Window, window, program_view  # noqa: F401 (OutOfBoundsError: users import it here)
 from .tensor import FROM_ABOVE, tensor, to_tensor
 from .arithmetic import broadcast_shape, binary, affine_bounds
 from .casts import cast, Rounding

@@ -10,12 +10,12 @@ import pathlib
 LAYERS = ["dtypes", "fast_loops", "context", "counting", "configs",     # plain data: types, launch state, configs
           "tensor",                                                 # block values
           "arithmetic", "casts", "shapes", "elementwise",           # operations: arithmetic, casts, shapes, math,
-          "reductions", "combine", "rearrange", "libdevice",        # reductions and scans, rearranging, libdevice,
+          "reductions", "user_reductions", "rearrange", "libdevice",        # reductions and scans, rearranging, libdevice,
           "hints", "debug", "ranges",                               # hints and checks, printing, tl.range
-          "buffers", "addresses", "block_ptr", "memory",            # memory: arguments, pointers, loads/stores
+          "storage", "addresses", "block_ptr", "memory",            # memory: arguments, pointers, loads/stores
           "dot", "atomics", "random",                               # dot products, atomics, random numbers
           "language",                                               # the `tl` namespace (a package)
-          "rows", "control", "hoisting", "fusion", "lowering", "jit",  # lockstep control flow, AST passes, launch
+          "narrowing", "control", "hoisting", "fusion", "lowering", "jit",  # lockstep control flow, AST passes, launch
           "hypogpu", "testing", "compat", "replay"]                 # the simulated GPU and what uses it
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent / "minitriton"

@@ -12,7 +12,7 @@ from ..reductions import sum, max, min, argmax, argmin, xor_sum, cumsum, softmax
 from ..hints import multiple_of, max_contiguous, max_constancy, assume, debug_barrier, static_assert, static_print
 from ..debug import device_print, device_assert
 from ..ranges import range, static_range
-from ..combine import reduce, associative_scan, cumprod
+from ..user_reductions import reduce, associative_scan, cumprod
 from ..rearrange import flip, sort, topk, gather, histogram, join, split, interleave, cat
 from ..random import (philox, philox_impl, randint, randint4x, rand, rand4x, randn, randn4x, uint_to_uniform_float,
                      pair_uniform_to_normal)
