@@ -26,7 +26,7 @@ class Sketch:
     name: str
     rules: tuple          # the rules that made it (Ansor's table 1), in words
     space: object         # a Space of the blanks' legal values, or a list of configs
-    source: str = ""      # the kernels' source, for a generated operator (autotune/codegen.py)
+    source: str = ""      # the kernels' source, for a generated operator (autotune/codegen/)
 
     def __repr__(self):
         return f"Sketch({self.name!r}: {' + '.join(self.rules)})"

@@ -13,7 +13,7 @@ index expression over inputs and earlier outputs; reductions (`te.sum`, `te.max`
 named `te.reduce_axis`es; element-wise consumers (`+ bias[n]`, `te.relu`, `te.gelu`, scaling,
 `te.cast`) follow.  Reductions accumulate in float32 and the output takes the compute's
 `dtype` (by default its inputs' type).  What the generator cannot turn into kernels it refuses
-by name (autotune/codegen.py), never with a wrong kernel.
+by name (autotune/codegen/), never with a wrong kernel.
 """
 from __future__ import annotations
 

@@ -107,7 +107,7 @@ def launch_profile(shape, cfg, itemsize=2, bias=False, activation=None, fuse_epi
                    names=("matmul_kernel", "splitk_reduce_kernel"), batch=1):
     """The launches `matmul` makes for shape {M, N, K} and config knobs (scalars or arrays).
     `epilogue` = (element-wise ops per output element, bytes per N of vectors it loads along N,
-    along M, bytes per element of M x N tiles) describes a generated epilogue (autotune/codegen.py)
+    along M, bytes per element of M x N tiles) describes a generated epilogue (autotune/codegen/)
     instead of bias/ReLU; `names` are the kernels' names; `batch` independent products run as
     one launch (a batched matmul: every count per program is unchanged, the grid and DRAM grow)."""
     M, N, K = (int(shape[k]) for k in ("M", "N", "K"))

@@ -17,7 +17,7 @@ def launch_profile(shape, cfg, itemsize=2, ops=5, names=("softmax_kernel",), out
     """The launch `softmax` makes for shape {M, N} and config knobs: five elementwise passes over
     each (ROWS x BLOCK) block (max, subtract, exp, sum, divide), one read and one write of x.
     `ops` (element-wise passes over the block), `row_ops` (operations on one value per row),
-    `names`, `out_itemsize`: for a generated row-wise kernel (autotune/codegen.py)."""
+    `names`, `out_itemsize`: for a generated row-wise kernel (autotune/codegen/)."""
     M, N = int(shape["M"]), int(shape["N"])
     R, W, S = (np.asarray(cfg[k]) for k in ("ROWS", "num_warps", "num_stages"))
     block = R * mt.next_power_of_2(N)

@@ -15,7 +15,7 @@ DEFAULT = Config({"BLOCK_N": 1024, "SPLIT": 1}, num_warps=4, num_stages=2)
 
 def launch_profile(shape, cfg, itemsize=2, names=("rowsum_kernel", "partial_sum_kernel")):
     """The launches `row_sum` makes for shape {M, N} (rows, row length) and config knobs; `names`
-    for a generated reduction of the same structure (autotune/codegen.py)."""
+    for a generated reduction of the same structure (autotune/codegen/)."""
     M, N = int(shape["M"]), int(shape["N"])
     BN, SPLIT, W, S = (np.asarray(cfg[k]) for k in ("BLOCK_N", "SPLIT", "num_warps", "num_stages"))
     trips = -(-N // (SPLIT * BN))
