@@ -271,15 +271,16 @@ class Tuning:
             return self.settled
         raise ValueError(f"tune: remeasure must be 'auto', False or (k, r) positive ints, got {how!r}")
 
-    def settle_by_noise(self, probe: int = 5, more: int = 10, z: float = 2.0, share: float = 0.03) -> dict:
+    def settle_by_noise(self, probe: int = 5, more: int = 10, z: float = 2.0, share: float = 0.03,
+                        races: int = 6) -> dict:
         """The winner's curse, answered from the measured spread, within `share` of the search's
         simulated time.  The two fastest configs are timed `probe` more times; the spread of
         those times (the pooled standard deviation of their logs) is the noise.  Every other
         config whose single time lies within z noise widths of the best's new median (its own
         uncertainty included) could be the truly fastest: it is timed `probe` more times too,
-        fastest first, as long as the allowance lasts.  Those whose new median is still within z
-        widths of the leader's are timed up to `more` times again, and the medians of the new
-        times choose.  Re-timing a built config charges its timed runs, not a compile."""
+        fastest first, as long as the allowance lasts.  Then a race of up to `races` rounds: those
+        whose median is still within z widths of the leader's (the width shrinking as their times
+        add up) are timed up to `more` times again, and the medians of all their new times choose.  Re-timing a built config charges its timed runs, not a compile."""
         ranked = self.ranked()
         if len(ranked) < 2:
             return {}
@@ -303,22 +304,26 @@ class Tuning:
                 break
             self._again(r.config, probe)
             contenders.append(r)
-        timed = sorted(self.remeasured.values(), key=lambda r: r.time)
-        close = z * sigma * 1.25 * math.sqrt(2.0 / probe)   # two medians of `probe` times apart
-        finalists = [r for r in timed if math.log(r.time) <= math.log(timed[0].time) + close]
-        left = allowance - (self.measurer.clock - start)
-        cost = per_time * sum(r.time for r in finalists)
-        n = more if cost <= 0 else min(more, int(left / cost)) if left > 0 else 0
-        if len(finalists) > 1 and n >= 2:
+        samples, rounds, finalists = probe, 0, []
+        while rounds < races:   # a race: the configs still within the noise of the leader get more times
+            timed = sorted(self.remeasured.values(), key=lambda r: r.time)
+            close = z * sigma * 1.25 * math.sqrt(2.0 / samples)   # two medians of `samples` times apart
+            finalists = [r for r in timed if math.log(r.time) <= math.log(timed[0].time) + close]
+            left = allowance - (self.measurer.clock - start)
+            cost = per_time * sum(r.time for r in finalists)
+            n = more if cost <= 0 else min(more, int(left / cost)) if left > 0 else 0
+            if len(finalists) < 2 or n < 2:
+                break
             for r in finalists:
                 extra = self._record(r.config, n, again=True)
                 self.again.append(extra)
                 if extra.ok:   # the finalist's new times together
                     self.remeasured[r.config] = dataclasses.replace(extra, samples=r.samples + extra.samples)
+            samples, rounds = samples + n, rounds + 1
         winner = self.ranked()[0]
         return {"before": first.config, "before_time": first.time, "after": winner.config,
                 "after_time": winner.time, "changed": winner.config != first.config, "noise": sigma,
-                "contenders": 2 + len(contenders), "finalists": len(finalists),
+                "contenders": 2 + len(contenders), "finalists": len(finalists), "races": rounds,
                 "seconds": self.measurer.clock - start}
 
     def result(self) -> TuneResult:
