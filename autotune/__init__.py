@@ -3,7 +3,8 @@ from .space import Config, Space, as_config
 from .task import Task
 from .driver import tune, TuneResult, NoValidConfig, Tuning
 from .network import tune_network, NetworkResult, WeightedSum, LatencyRequirement, GeomeanSpeedup
-from .autotuner import autotune, heuristics, Autotuner, Heuristics
+from .autotuner import autotune, Autotuner
+from .heuristics import heuristics, Heuristics
 from .records import Record, RecordLog
 from . import te
 from . import codegen  # noqa: F401 (gives te its `generate`)

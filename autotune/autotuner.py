@@ -27,18 +27,12 @@ import minitriton as mt
 from .cache import TuningCache, digest, enabled as cache_enabled, refresh as cache_refresh
 from .records import Record, latest_per_config
 from .driver import tune
-from .kernel_source import source_digest
+from .kernel_source import source_digest, source_of
 from .space import Config, Space, as_config
 from .task import Task
 
 
 DEFAULT_BUDGET = 128  # measurements, for tuners other than "exhaustive" when no budget= is given
-
-
-def _source(fn) -> str:
-    while not hasattr(fn, "src") and hasattr(fn, "fn"):
-        fn = fn.fn
-    return getattr(fn, "src", None) or inspect.getsource(getattr(fn, "fn", fn))
 
 
 def _settled(found: dict) -> dict:
@@ -64,7 +58,7 @@ def _kernel_key(fn) -> str:
     calls, global constants it reads), through @heuristics wrappers."""
     while not hasattr(fn, "cache_key") and hasattr(fn, "fn"):
         fn = fn.fn
-    return fn.cache_key() if hasattr(fn, "cache_key") else _source(fn)
+    return fn.cache_key() if hasattr(fn, "cache_key") else source_of(fn)
 
 
 def _tuner_key(tuner):
@@ -481,7 +475,7 @@ class Autotuner:
         except TypeError:
             where = None
         return {"module": getattr(fn, "__module__", None), "name": getattr(raw, "__qualname__", None),
-                "file": os.path.abspath(where) if where else None, "source_sha256": source_digest(_source(fn)),
+                "file": os.path.abspath(where) if where else None, "source_sha256": source_digest(source_of(fn)),
                 "decorated": self.__name__, "args": args, "configs": grids}
 
     def _search(self, disk, task):
@@ -590,31 +584,3 @@ def autotune(configs=None, key=(), prune_configs_by=None, reset_to_zero=None, re
                          tuner, budget, space, device, seed, bucket, cache_dir, repeats, progress, cache_results,
                          verify, verify_top, atol, rtol, transfer, parallel, devices, remeasure)
     return decorator
-
-
-class Heuristics:
-    """`@heuristics({"EVEN_K": lambda args: args["K"] % args["BLOCK_K"] == 0})`: meta-parameters
-    computed from the other arguments at every launch."""
-
-    def __init__(self, fn, values: dict):
-        self.fn, self.values = fn, dict(values)
-        self.arg_names = list(fn.arg_names)
-        self.__name__ = getattr(fn, "__name__", "kernel")
-
-    @property
-    def src(self):
-        return _source(self.fn)
-
-    def __getitem__(self, grid):
-        return lambda *args, **kwargs: self.run(*args, grid=grid, **kwargs)
-
-    def run(self, *args, grid, **kwargs):
-        for name, rule in self.values.items():
-            kwargs[name] = rule({**dict(zip(self.arg_names, args)), **kwargs})
-        return self.fn.run(*args, grid=grid, **kwargs)
-
-
-def heuristics(values: dict):
-    if not isinstance(values, dict) or not all(callable(v) for v in values.values()):
-        raise TypeError("heuristics() takes a dict of meta-parameter name -> function of the arguments")
-    return lambda fn: Heuristics(fn, values)

@@ -13,6 +13,7 @@ import ast
 import hashlib
 import importlib
 import importlib.machinery
+import inspect
 import os
 import sys
 import types
@@ -20,6 +21,14 @@ import types
 
 class KernelNotFound(ValueError):
     """The kernel cannot be found, or the file found is not the kernel that was tuned."""
+
+
+def source_of(fn) -> str:
+    """A kernel's source through the wrappers around it (@heuristics, @autotune): what caches
+    key on and what `verify` compares."""
+    while not hasattr(fn, "src") and hasattr(fn, "fn"):
+        fn = fn.fn
+    return getattr(fn, "src", None) or inspect.getsource(getattr(fn, "fn", fn))
 
 
 def source_digest(source: str) -> str:
