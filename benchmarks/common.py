@@ -89,10 +89,13 @@ def blas() -> str:
     """', OpenBLAS 0.3.31 (SkylakeX kernel)' or as much of it as this numpy tells."""
     try:
         import threadpoolctl   # the bench extra: which kernel BLAS picked for this CPU
-        for lib in threadpoolctl.threadpool_info():
-            if lib.get("user_api") == "blas":
-                arch = f" ({lib['architecture']} kernel)" if lib.get("architecture") else ""
-                return f", {lib.get('internal_api', 'BLAS')} {lib.get('version') or ''}".rstrip() + arch
+        libs = [lib for lib in threadpoolctl.threadpool_info() if lib.get("user_api") == "blas"]
+        # numpy's own BLAS first (scipy or xgboost may have loaded another)
+        libs.sort(key=lambda lib: "numpy" not in (lib.get("filepath") or ""))
+        if libs:
+            lib = libs[0]
+            arch = f" ({lib['architecture']} kernel)" if lib.get("architecture") else ""
+            return f", {lib.get('internal_api', 'BLAS')} {lib.get('version') or ''}".rstrip() + arch
     except ImportError:
         pass
     import numpy as np
