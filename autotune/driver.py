@@ -15,6 +15,7 @@ import time
 
 import numpy as np
 
+from .pools import InProcess, make_pool, makespan
 from .records import Record, RecordLog, latest_per_config
 from .space import as_config
 from .tuners import default_tuner, make_tuner
@@ -170,7 +171,6 @@ class Tuning:
         new = [c for c in configs if c not in self.pending]
         outcomes = {}
         if new and hasattr(self.measurer, "finish"):
-            from .pools import InProcess, make_pool
             if self.pool is None:
                 self.pool = make_pool(self.parallel, self.measurer.device, self.task)
             if not isinstance(self.pool, InProcess):   # in-process: each config measured as its turn comes
@@ -188,7 +188,6 @@ class Tuning:
             self.bar.update(r, self.best, self.measurer.clock - self.start_clock)
             out.append(r)
         if self.devices > 1 and costs:
-            from .pools import makespan
             self.measurer.clock = clock + makespan(costs, self.devices)
         return out
 
@@ -242,34 +241,41 @@ class Tuning:
         before = self.ranked()[:k]
         if not before:
             return {}
-        for rec in before:
-            self._again(rec.config, r)
+        self._again([rec.config for rec in before], r)
         winner = min((self.remeasured.get(x.config, x) for x in before), key=lambda x: x.time)
         return {"before": before[0].config, "before_time": before[0].time, "after": winner.config,
                 "after_time": winner.time, "changed": winner.config != before[0].config,
                 "top": [x.config for x in before]}
 
-    def _again(self, config, repeats):
-        """Time a measured config again (kept in `again` and the records, flagged; the budget does
-        not count it); its new median ranks it from now on."""
-        again = self._record(config, repeats, again=True)
-        self.again.append(again)
-        if again.ok:
-            self.remeasured[config] = again
-        return again
+    def _again(self, configs, repeats, merge=False) -> float:
+        """Time measured configs again (kept in `again` and the records, flagged; the budget does
+        not count them); their new medians rank them from now on (with `merge`, together with
+        their earlier re-timings).  Returns what it cost."""
+        cost = 0.0
+        for config in configs:
+            again = self._record(config, repeats, again=True)
+            self.again.append(again)
+            cost += again.cost
+            if again.ok:
+                earlier = self.remeasured.get(config) if merge else None
+                self.remeasured[config] = again if earlier is None else \
+                    dataclasses.replace(again, samples=earlier.samples + again.samples)
+        return cost
 
     def settle(self, how="auto") -> dict:
         """Settle the choice after the search (see `tune`'s `remeasure`); what it did is kept
         (`self.settled`, the result's `remeasured`)."""
         if how is None or how is False:
             return {}
-        if how == "auto":
-            self.settled = self.settle_by_noise()
-            return self.settled
-        if isinstance(how, tuple) and len(how) == 2:
-            self.settled = self.remeasure(*how)
-            return self.settled
-        raise ValueError(f"tune: remeasure must be 'auto', False or (k, r) positive ints, got {how!r}")
+        if how != "auto" and not (isinstance(how, tuple) and len(how) == 2):
+            raise ValueError(f"tune: remeasure must be 'auto', False or (k, r) positive ints, got {how!r}")
+        start, first = self.measurer.clock, len(self.again)
+        self.settled = self.settle_by_noise() if how == "auto" else self.remeasure(*how)
+        if self.devices > 1 and len(self.again) > first:   # the re-timings shared out over the devices
+            self.measurer.clock = start + makespan([r.cost for r in self.again[first:]], self.devices)
+            if self.settled:
+                self.settled["seconds"] = self.measurer.clock - start
+        return self.settled
 
     def settle_by_noise(self, probe: int = 5, more: int = 10, z: float = 2.0, share: float = 0.03,
                         races: int = 6) -> dict:
@@ -287,8 +293,8 @@ class Tuning:
         start = self.measurer.clock
         allowance = share * sum(r.cost for r in self.history)   # (resumed records count what they cost then)
         first, second = ranked[0], ranked[1]
-        probes = [self._again(r.config, probe) for r in (first, second)]
-        good = [p for p in probes if p.ok]
+        spent = self._again([first.config, second.config], probe)
+        good = [self.remeasured[r.config] for r in (first, second) if r.config in self.remeasured]
         if not good:
             return {}
         per_time = max(p.cost for p in good) / probe / max(p.time for p in good)   # seconds charged per second timed
@@ -300,25 +306,21 @@ class Tuning:
         for r in ranked[2:]:
             if math.log(r.time) > math.log(best_now) + band:
                 break
-            if per_time > 0 and self.measurer.clock - start + probe * per_time * r.time > allowance:
+            if per_time > 0 and spent + probe * per_time * r.time > allowance:
                 break
-            self._again(r.config, probe)
+            spent += self._again([r.config], probe)
             contenders.append(r)
         samples, rounds, finalists = probe, 0, []
         while rounds < races:   # a race: the configs still within the noise of the leader get more times
             timed = sorted(self.remeasured.values(), key=lambda r: r.time)
             close = z * sigma * 1.25 * math.sqrt(2.0 / samples)   # two medians of `samples` times apart
             finalists = [r for r in timed if math.log(r.time) <= math.log(timed[0].time) + close]
-            left = allowance - (self.measurer.clock - start)
+            left = allowance - spent
             cost = per_time * sum(r.time for r in finalists)
             n = more if cost <= 0 else min(more, int(left / cost)) if left > 0 else 0
             if len(finalists) < 2 or n < 2:
                 break
-            for r in finalists:
-                extra = self._record(r.config, n, again=True)
-                self.again.append(extra)
-                if extra.ok:   # the finalist's new times together
-                    self.remeasured[r.config] = dataclasses.replace(extra, samples=r.samples + extra.samples)
+            spent += self._again([r.config for r in finalists], n, merge=True)
             samples, rounds = samples + n, rounds + 1
         winner = self.ranked()[0]
         return {"before": first.config, "before_time": first.time, "after": winner.config,

@@ -167,3 +167,13 @@ def test_workers_die_with_a_tuning_killed_by_sigkill(tmp_path):
         alive = [c for c in alive if os.path.exists(f"/proc/{c}") and
                  open(f"/proc/{c}/stat").read().split(")")[-1].split()[0] != "Z"]
     assert not alive, f"workers {alive} outlived the tuning that was killed"
+
+
+def test_settling_the_choice_shares_its_re_timings_over_the_devices():
+    """The re-timings that settle a choice are spread over the simulated devices like the
+    search's batches: the same choice, for a fraction of the simulated time."""
+    task = Task(kernels.matmul, M=1024, N=2048, K=1024)
+    one = tune(task, "ansor", budget=96, seed=0, batch_size=32, progress=False)    # (the same batches as 4 devices)
+    four = tune(task, "ansor", budget=96, seed=0, batch_size=32, devices=4, progress=False)
+    assert one.best_config == four.best_config and one.remeasured["contenders"] > 4
+    assert four.remeasured["seconds"] <= 0.5 * one.remeasured["seconds"]
