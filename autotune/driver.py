@@ -326,6 +326,7 @@ class Tuning:
         return {"before": first.config, "before_time": first.time, "after": winner.config,
                 "after_time": winner.time, "changed": winner.config != first.config, "noise": sigma,
                 "contenders": 2 + len(contenders), "finalists": len(finalists), "races": rounds,
+                "top": [first.config, second.config] + [r.config for r in contenders],
                 "seconds": self.measurer.clock - start}
 
     def result(self) -> TuneResult:
