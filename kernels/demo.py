@@ -87,7 +87,7 @@ def _reading(shares, budget, size, quick) -> str:
                          f"{budget / size:.2%} of the space, and with this seed its model had not yet led it to "
                          f"configs as good as the list's hand-picked ones" +
                          (" (run without --quick for 256)" if quick else "") + ".")
-        lines.append("One tuning varies with its seed: python -m benchmarks.ansor_compare gives medians over seeds.")
+        lines.append("One tuning varies with its seed: bin/python -m benchmarks.ansor_compare gives medians over seeds.")
     else:
         lines.append(f"Ansor is at or above the other two on every shape after {budget} measurements.")
     return "\n".join(lines)
