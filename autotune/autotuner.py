@@ -24,12 +24,15 @@ import warnings
 import numpy as np
 
 import minitriton as mt
+from minitriton.hypogpu import HypoGPU, OutOfResources
 from .cache import TuningCache, digest, enabled as cache_enabled, refresh as cache_refresh
 from .records import Record, latest_per_config
 from .driver import tune
 from .kernel_source import source_digest, source_of
 from .space import Config, Space, as_config
 from .task import Task
+from .tuners import TUNERS, AutoTVMTuner, Tuner
+from .verify import check_answers
 
 
 DEFAULT_BUDGET = 128  # measurements, for tuners other than "exhaustive" when no budget= is given
@@ -116,7 +119,6 @@ class Autotuner:
         if space is not None and not isinstance(space, Space):
             raise TypeError(f"autotune({self.__name__}): space= must be a Space, got {type(space).__name__}")
         self.tuner = tuner or ("exhaustive" if self.configs is not None else "ansor")
-        from .tuners import TUNERS, Tuner
         if not (isinstance(self.tuner, Tuner) or (isinstance(self.tuner, type) and issubclass(self.tuner, Tuner))
                 or self.tuner in TUNERS):
             raise ValueError(f"{where}: tuner= must be one of {sorted(TUNERS)}, a Tuner subclass or a Tuner object, "
@@ -142,7 +144,6 @@ class Autotuner:
         self.reset_to_zero, self.restore_value = list(reset_to_zero or []), list(restore_value or [])
         self.pre_hook, self.post_hook = pre_hook, post_hook
         if device is None:
-            from minitriton.hypogpu import HypoGPU
             device = HypoGPU()
         traced = all(hasattr(device, a) for a in ("fingerprint", "trace", "time"))
         recorded = all(hasattr(device, a) for a in ("fingerprint", "measurer", "entry"))
@@ -377,7 +378,6 @@ class Autotuner:
         probe = configs[0] if configs else (self.space.config(0) if self.space is not None and len(self.space) else None)
         if probe is None:
             return task, at
-        from minitriton.hypogpu import OutOfResources
         try:
             task.profiles(probe)
         except OutOfResources:
@@ -445,7 +445,6 @@ class Autotuner:
     def _call_record(self, all_args, grid, result, top=5):
         """How to call the kernel again (`python -m autotune verify KEY`): where it lives, each
         argument (arrays by shape and dtype, scalars by value) and the grid of the fastest configs."""
-        from .records import latest_per_config
         fn = self
         while hasattr(fn, "fn") and not hasattr(fn, "cache_key"):
             fn = fn.fn
@@ -483,7 +482,6 @@ class Autotuner:
         (transfer learning: a kernel tuned at M=512 helps at M=1024); `transfer=False` stops it."""
         if self.tuner != "autotvm" or not self.transfer:
             return self.tuner
-        from .tuners import AutoTVMTuner
         here = task.name.split("(", 1)[0]
         earlier = [r for r in disk.log.read() if r.kernel.split("(", 1)[0] == here and r.kernel != task.name]
         return AutoTVMTuner(seed=self.seed, transfer=earlier) if earlier else self.tuner
@@ -495,8 +493,6 @@ class Autotuner:
         self.dropped = []
         if not self.verify:
             return result.best_config
-        from .records import latest_per_config
-        from .verify import check_answers
         ranked = sorted((r for r in latest_per_config(result.history) if r.ok), key=lambda r: r.time)
         top = [r.config for r in ranked[:self.verify_top]]
         args = {k: v for k, v in all_args.items() if k in self.arg_names}

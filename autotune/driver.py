@@ -15,6 +15,8 @@ import time
 
 import numpy as np
 
+from minitriton.hypogpu import Measurer
+
 from .pools import InProcess, make_pool, makespan
 from .records import Record, RecordLog, latest_per_config
 from .space import as_config
@@ -132,7 +134,6 @@ class Tuning:
         if measurer is None and hasattr(task.device, "measurer"):
             measurer = task.device.measurer(seed)  # a device that answers from records (minitriton.replay)
         if measurer is None:
-            from minitriton.hypogpu import Measurer
             measurer = Measurer(task.device, seed=seed)
         self.task, self.measurer, self.configs, self.batch_size = task, measurer, configs, batch_size
         self.repeats, self.log, self.key = repeats, log, key

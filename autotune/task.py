@@ -3,6 +3,11 @@ from __future__ import annotations
 
 import numbers
 
+import numpy as np
+
+from minitriton.hypogpu import HypoGPU
+
+from . import sketch
 from .space import Space, as_config
 
 
@@ -29,7 +34,6 @@ class Task:
     def __init__(self, kernel, device=None, space: Space | None = None, launch=None, name: str | None = None,
                  **shape):
         if device is None:
-            from minitriton.hypogpu import HypoGPU
             device = HypoGPU()
         self.kernel, self.shape, self.device, self.launch = kernel, dict(shape), device, launch
         self._traces = {}
@@ -57,7 +61,6 @@ class Task:
     def sketches(self):
         """The program structures (Ansor's sketches) generated at this task's shape; printing
         them says why each rule was or was not applied (autotune/sketch.py)."""
-        from . import sketch
         return sketch.of(self, self.space)
 
     def work(self, config=None) -> tuple[float, float]:
@@ -70,7 +73,6 @@ class Task:
             flops, nbytes = self.kernel.work(self.shape)
             return float(flops), float(nbytes)
         if hasattr(self.kernel, "launch_profile") and config is None:
-            import numpy as np
             p = self.vector_profile(self.space.arrays())
             grid = np.asarray(p.grid, np.float64)
             flops = np.asarray(p.flops, np.float64) + grid * np.asarray(p.alu_flops, np.float64)

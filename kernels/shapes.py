@@ -1,5 +1,7 @@
 """Named matmul shapes (lecture §1–§6), in one place.  C[M, N] = A[M, K] · B[K, N]."""
 
+from autotune.space import Config
+
 SHAPES = {
     "square":           dict(M=4096, N=4096, K=4096),
     "prefill_qkv":      dict(M=512, N=12288, K=4096),   # 7B decoder, 512 tokens, hidden 4096
@@ -49,7 +51,6 @@ LECTURE_FIVE = ("square", "prefill_qkv", "decode", "wgrad", "small")
 def triton_list():
     """The 24 configs of the lecture's Triton example: BLOCK_M 128, BLOCK_N 128/256, BLOCK_K 64/128,
     stages 2/3/4, warps 4/8, GROUP_M 8."""
-    from autotune.space import Config
     return [Config({"BLOCK_M": 128, "BLOCK_N": bn, "BLOCK_K": bk, "GROUP_M": 8, "SPLIT_K": 1},
                    num_warps=w, num_stages=s)
             for bn in (128, 256) for bk in (64, 128) for s in (2, 3, 4) for w in (4, 8)]

@@ -83,7 +83,7 @@ def uniform_int(x):
 
 def elementwise_alu(t: tensor):
     """While tracing, count one elementwise FLOP per element of a float result."""
-    st = context._local.__dict__.get("state")
+    st = context.LOCAL.__dict__.get("state")
     if st is not None and st.counts is not None and t.dtype.kind == "f":
         st.counts.alu += float(t.numel)
     return t
@@ -451,7 +451,7 @@ def _affine_compare(a: tensor, b: tensor, op: str, shape):
 def running_rows(arrays):
     """Per-program arrays restricted to the programs running now (the others' results are never
     observed: control flow merges keep their old values)."""
-    st = context._local.__dict__.get("state")
+    st = context.LOCAL.__dict__.get("state")
     active = st.active if st is not None else None
     if active is None or not active.any() or any(a.shape[0] != active.shape[0] for a in arrays):
         return arrays

@@ -18,7 +18,7 @@ class Rounding:
 
     def __init__(self, src, dtype):
         self.src, self.dtype, self.rows = src, dtype, src.rows
-        st = context._local.__dict__.get("state")
+        st = context.LOCAL.__dict__.get("state")
         live = st.active if st is not None else None
         # programs not running now never observe this value: only the others' rows are rounded
         self.live = live if live is not None and live.shape[0] == self.rows and live.sum() * 2 < self.rows else None

@@ -7,7 +7,10 @@ import time
 
 import numpy as np
 
-_local = threading.local()
+# The one piece of launch state, per thread: `.state` is the running LaunchState (None between
+# launches), `.deadline` the launch timeout.  Hot paths read `LOCAL.__dict__.get("state")`
+# directly rather than through current(): it is a dict lookup instead of a call.
+LOCAL = threading.local()
 
 
 class LaunchState:
@@ -42,7 +45,7 @@ class LaunchState:
 
 
 def current() -> LaunchState:
-    st = getattr(_local, "state", None)
+    st = getattr(LOCAL, "state", None)
     if st is None:
         raise RuntimeError("minitriton language functions can only be called inside a kernel launch "
                            "(kernel[grid](...))")
@@ -50,7 +53,7 @@ def current() -> LaunchState:
 
 
 def active() -> bool:
-    return getattr(_local, "state", None) is not None
+    return getattr(LOCAL, "state", None) is not None
 
 
 class running:
@@ -58,12 +61,12 @@ class running:
         self.state = state
 
     def __enter__(self):
-        self.prev = getattr(_local, "state", None)
-        _local.state = self.state
+        self.prev = getattr(LOCAL, "state", None)
+        LOCAL.state = self.state
         return self.state
 
     def __exit__(self, *exc):
-        _local.state = self.prev
+        LOCAL.state = self.prev
 
 
 # -- a launch's deadline: a loop that never ends stops with an error instead of hanging --------------
@@ -98,8 +101,8 @@ def launch_seconds() -> float:
 def start_deadline():
     """Called as a launch starts (jit): its deadline, kept for the loops it runs."""
     limit = launch_seconds()
-    _local.deadline = time.monotonic() + limit if limit > 0 else None
+    LOCAL.deadline = time.monotonic() + limit if limit > 0 else None
 
 
 def deadline():
-    return _local.__dict__.get("deadline")
+    return LOCAL.__dict__.get("deadline")

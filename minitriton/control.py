@@ -281,7 +281,7 @@ class Loop(_Context):
         self.prev_target = narrowing.take(self.prev_target, idx, st.rows)
         st.narrowed += 1
         self.st = sub
-        context._local.state = sub
+        context.LOCAL.state = sub
         return narrowing.take(vals, idx, st.rows)
 
     def _widen(self, vals):
@@ -289,7 +289,7 @@ class Loop(_Context):
         over the others' own."""
         o, sub = self.outer, self.st
         st, idx = o["st"], o["idx"]
-        context._local.state = self.st = st
+        context.LOCAL.state = self.st = st
         st.writes += sub.writes
         st.narrowed += sub.narrowed
         st.fused += sub.fused

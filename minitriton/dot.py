@@ -188,7 +188,7 @@ class DotChain:
         merges keep its old value), so the others' products are skipped."""
         self.acc, self.terms, self.out_dtype, self.prec = acc, terms, out_dtype, prec
         self.counts = counts
-        st = context._local.__dict__.get("state")
+        st = context.LOCAL.__dict__.get("state")
         self.live = _union(st.active if st is not None else None, parent.live if parent is not None else live,
                            parent is not None or live is not None)
         new = terms[len(parent.terms):] if parent is not None else terms
@@ -204,7 +204,7 @@ class DotChain:
             and self.counts is None
 
     def evaluate(self) -> np.ndarray:
-        st = context._local.__dict__.get("state")
+        st = context.LOCAL.__dict__.get("state")
         if st is not None and st.counts is not None:  # tracing: the values do not matter
             shape = expected_shape(self.terms[0][0], self.terms[0][1])
             return np.zeros((self.rows,) + shape, self.out_dtype.container)
@@ -399,7 +399,7 @@ def dot(input, other, acc=None, input_precision=None, allow_tf32=None, max_num_i
         out_dtype = D.float64
     prec = _precision(a, input_precision, allow_tf32)
     shape = expected_shape(a, b)
-    st = context._local.__dict__.get("state")
+    st = context.LOCAL.__dict__.get("state")
     if st is not None and st.counts is not None:
         cnt = st.counts
         m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]

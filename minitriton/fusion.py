@@ -258,7 +258,7 @@ def dot_loop(rng, trip, carried, steps, accs, plain, dots):
     """The fused trips' results: (carried values, accumulators, the range left), or None to
     run the loop as written.  `trip(k, *carried)` gives each load's (pointer, mask) in trip k
     (None when every load reads a carried pointer unmasked: then no trip needs evaluating)."""
-    st = context._local.__dict__.get("state")
+    st = context.LOCAL.__dict__.get("state")
     if not _enabled or st is None or st.counts is not None or not isinstance(rng, Range) \
             or rng.per_program(st) is not None:
         return None

@@ -54,7 +54,7 @@ class Range:
 
     def __iter__(self):
         r = self._r
-        st = context._local.__dict__.get("state")
+        st = context.LOCAL.__dict__.get("state")
         if st is not None and st.counts is not None:
             st.counts.trips += len(r)
         return iter(r)

@@ -237,7 +237,7 @@ class tensor:
             raise TypeError(f"cannot use a block of shape {list(self.shape)} as {what}; reduce it first")
         v = self.v.reshape(-1)
         if v.size > 1:
-            active = getattr(context._local, "state", None)
+            active = getattr(context.LOCAL, "state", None)
             active = active.active if active is not None else None
             if active is not None and active.shape[0] == v.size:
                 v = v[active] if active.any() else v[:1]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 
 from ..space import as_config
+from .. import features as F
 from .base import Tuner
 from .exhaustive import ExhaustiveTuner
 from .random import RandomTuner
@@ -31,7 +32,6 @@ def default_tuner(task=None, space=None, configs=None) -> str:
     few meta-parameters), where a Gaussian process finds good regions in a few dozen measurements."""
     if configs is not None:
         return "exhaustive"
-    from .. import features as F
     if space is None or (task is not None and F.can_state(task)) or space.size_bound > SMALL_SPACE:
         return "ansor"
     return "bayes_ansor"

@@ -37,6 +37,9 @@ import numpy as np
 from .model_based import ModelBasedTuner, Subset
 from .. import features as F
 from ..model import CostModel, throughput
+from ..records import RecordLog
+from ..cache import default_dir
+from ..task import Task
 
 EXACT_BELOW = 250_000     # spaces up to this size are scored exhaustively, larger ones by annealing
 
@@ -270,7 +273,6 @@ class AutoTVMTuner(ModelBasedTuner):
         if not self.program:
             return self.task  # knob features do not depend on the shape
         try:
-            from ..task import Task
             return Task(self.task.kernel, device=self.task.device, space=self.task.space, **shape)
         except TypeError:
             return None
@@ -281,9 +283,7 @@ def _kernel_name(task_name: str) -> str:
 
 
 def _records_of(source) -> list:
-    from ..records import RecordLog
     if source == "cache":
-        from ..cache import default_dir
         return RecordLog(default_dir() / "records.jsonl").read()
     if isinstance(source, RecordLog):
         return source.read()
