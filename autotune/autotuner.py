@@ -31,6 +31,7 @@ from .driver import tune
 from .kernel_source import source_digest, source_of
 from .space import Config, Space, as_config
 from .task import Task
+from .transfer import describe_source
 from .tuners import TUNERS, AutoTVMTuner, Tuner
 from .verify import check_answers
 
@@ -172,7 +173,14 @@ class Autotuner:
         if isinstance(verify_top, bool) or not isinstance(verify_top, int) or verify_top < 1:
             raise ValueError(f"{where}: verify_top= must be a positive int, got {verify_top!r}")
         self.verify, self.verify_top, self.atol, self.rtol = verify, verify_top, atol, rtol
+        if isinstance(transfer, (str, os.PathLike)):
+            transfer = [transfer]              # one cache file
+        if not isinstance(transfer, (bool, list, tuple)):
+            raise ValueError(f"{where}: transfer= must be True/False (AutoTVM learns from this kernel's earlier keys) or "
+                             f"a list of sources measured on other GPUs (cache file paths, Replay devices, records), "
+                             f"got {type(transfer).__name__}")
         self.transfer = bool(transfer)
+        self.sources = [] if isinstance(transfer, bool) else list(transfer)   # other GPUs (autotune/transfer.py)
         self.dropped = []              # (config, why) dropped by the last check of answers
         tuned = {k for c in (self.configs or []) for k in c.kwargs} | set(getattr(space, "names", ()) or ())
         self.tuned_names = frozenset(tuned - {"num_warps", "num_stages"})
@@ -400,6 +408,8 @@ class Autotuner:
         task, _ = self._tuning_task(key, all_args, grid, configs)
         settings = dict(tuner=_tuner_key(self.tuner), budget=self.budget, seed=self.seed, repeats=self.repeats,
                         remeasure=list(self.remeasure) if isinstance(self.remeasure, tuple) else self.remeasure)
+        if self.sources:
+            settings["transfer"] = [describe_source(s) for s in self.sources]
         what = [c.all_kwargs() for c in configs] if configs is not None else repr(self.space)
         ckey = digest(self.__name__, _kernel_key(self.fn), self.device.fingerprint, settings, what, list(key))
         return task, configs, ckey, settings
@@ -410,7 +420,7 @@ class Autotuner:
         if not cache_enabled() or not self.cache_results:
             result = tune(task, self.tuner, self.budget, self.seed, configs=configs, repeats=self.repeats,
                           parallel=self.parallel, devices=self.devices, remeasure=self.remeasure,
-                          key=ckey, progress=progress)
+                          key=ckey, progress=progress, transfer=self.sources)
             result.best_config = self._checked(result, all_args, grid)
             return self._finish(key, result, None)
         disk = self._disk_cache()
@@ -428,7 +438,8 @@ class Autotuner:
             resume = [] if cache_refresh() else latest_per_config(disk.log.read(ckey))
             result = tune(task, self._search(disk, task), self.budget, self.seed, configs=configs,
                           parallel=self.parallel, devices=self.devices, remeasure=self.remeasure,
-                          repeats=self.repeats, log=disk.log, key=ckey, resume=resume, progress=progress)
+                          repeats=self.repeats, log=disk.log, key=ckey, resume=resume, progress=progress,
+                          transfer=self.sources)
             result.best_config = self._checked(result, all_args, grid)
             self._store(disk, ckey, key, settings, result, all_args, grid)
         return self._finish(key, result, ckey)
@@ -571,7 +582,9 @@ def autotune(configs=None, key=(), prune_configs_by=None, reset_to_zero=None, re
     after the search ("auto": the configs the measured noise cannot separate from the best are
     timed again and their medians choose; False: the fastest single time; see `tune`).
     With `tuner="autotvm"`, the records of this kernel's earlier keys train a global model first
-    (`transfer=False` turns that off).
+    (`transfer=False` turns that off).  `transfer=[...]`: the same kernel measured on other GPUs
+    (Kernel Tuner cache files' paths, Replay devices, records) proposes configs for as long as it
+    predicts this one (`tune`'s transfer; autotune/transfer.py).
 
     Measuring traces launches, which write nothing: so `restore_value` has nothing to undo, and
     `reset_to_zero` arrays are zeroed once, before the real launch that follows a tuning."""

@@ -20,7 +20,9 @@ from minitriton.hypogpu import Measurer
 from .pools import InProcess, make_pool, makespan
 from .records import Record, RecordLog, latest_per_config
 from .space import as_config
+from .transfer import read_sources
 from .tuners import default_tuner, make_tuner
+from .tuners.transfer import TransferTuner
 
 
 class NoValidConfig(RuntimeError):
@@ -87,7 +89,8 @@ def _retime(measurer, task, config, repeats):
 
 def tune(task, tuner=None, budget: int | None = None, seed: int = 0, measurer=None, configs=None,
          batch_size: int = 16, repeats: int = 1, log: RecordLog | None = None, key: str = "", resume=(),
-         progress: bool | None = None, remeasure="auto", parallel=None, devices: int = 1) -> TuneResult:
+         progress: bool | None = None, remeasure="auto", parallel=None, devices: int = 1,
+         transfer=None) -> TuneResult:
     """Tune `task` (a Task) and return the best config found.
 
     `tuner`: "ansor", "autotvm", "bayes", "bayes_ansor", "exhaustive", "random", "grid", or a
@@ -105,12 +108,14 @@ def tune(task, tuner=None, budget: int | None = None, seed: int = 0, measurer=No
     measurements run (autotune.pools: None picks, 1 in-process, n local processes, "ray" or a
     Ray address); `devices`: how many identical simulated GPUs measure at once (the simulated
     clock advances by the busiest one's share of each batch; batches hold at least 8 configs
-    per device)."""
+    per device).  `transfer`: measurements of the same kernel on other GPUs (Kernel Tuner cache
+    files' paths, Replay devices, records: autotune/transfer.py); they propose configs for as long
+    as they predict this GPU (tuners/transfer.py)."""
     if budget is not None and (isinstance(budget, bool) or not isinstance(budget, numbers.Integral) or budget < 1):
         raise ValueError(f"tune: budget must be a positive int (a number of measurements), got {budget!r}")
     budget = None if budget is None else int(budget)
     run = Tuning(task, tuner, seed, measurer, configs, batch_size, repeats, log, key, resume, progress, budget,
-                 parallel, devices)
+                 parallel, devices, transfer)
     try:
         run.step(run.limit)
     finally:
@@ -126,7 +131,7 @@ class Tuning:
     records, and the progress display."""
 
     def __init__(self, task, tuner=None, seed=0, measurer=None, configs=None, batch_size=16, repeats=1, log=None,
-                 key="", resume=(), progress=None, budget=None, parallel=None, devices=1):
+                 key="", resume=(), progress=None, budget=None, parallel=None, devices=1, transfer=None):
         if isinstance(devices, bool) or not isinstance(devices, int) or devices < 1:
             raise ValueError(f"tune: devices must be a positive int (simulated GPUs measuring at once), got {devices!r}")
         if tuner is None:
@@ -138,6 +143,12 @@ class Tuning:
         self.task, self.measurer, self.configs, self.batch_size = task, measurer, configs, batch_size
         self.repeats, self.log, self.key = repeats, log, key
         self.search = make_tuner(tuner, space=task.space, configs=configs, seed=seed, task=task)
+        names = list(task.space.names) if task.space is not None else \
+            sorted({k for c in configs for k in as_config(c).kwargs})
+        sources = read_sources(transfer, names)
+        if sources:
+            self.search = TransferTuner(self.search, sources, names, seed)
+            self.search.task = task
         self.pending = {r.config: r for r in latest_per_config(list(resume))}   # (the search's own records)
         self.history: list = []
         self.remeasured: dict = {}      # config -> Record of its re-measurement

@@ -19,7 +19,7 @@ import numpy as np
 
 from benchmarks import common
 from benchmarks.common import markdown, machine
-from benchmarks.replay import BUDGETS, median_cells, replay_curves
+from benchmarks.leaderboard import BUDGETS, median_cells, run_curves
 
 SHAPES = ("wgrad", "small")
 RULES = {  # Kernel-Tuner-style restrictions on a matmul's knobs, each kept config passes all
@@ -61,7 +61,7 @@ def run(quick: bool) -> str:
         default = default_tuner(task, task.space)
         tuners = list(dict.fromkeys([default, "ansor", "random"]))
         jobs = [(str(path), tuner, budget, s) for path, _, _ in files.values() for tuner in tuners for s in seeds]
-        done = replay_curves(jobs)
+        done = run_curves(jobs)
     rows, verdict = [], []
     for shape, (path, product, kept) in files.items():
         med = {}

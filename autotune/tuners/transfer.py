@@ -1,0 +1,162 @@
+"""Learning a new GPU from the others: a tuner that lets other GPUs' measurements of the same
+kernel (autotune/transfer.py) propose configs, for as long as they predict this GPU.
+
+Two arms share the measurements.  The base tuner (the one the task would get without transfer)
+is told every measurement, so it is warm-started by whatever transfer found.  The transfer arm
+proposes the configs the sources rank best, combined: each config's score is the mean of its
+rank (0 fastest, 1 slowest) in each source, weighted by how well that source has predicted
+this GPU so far (the rank correlation between its times and ours over the configs both hold,
+squared, floored at zero; every source weighs 1 until four such configs are measured).
+
+The schedule, in proposals:
+- first the fastest config of each source (up to MAX_PROBES sources): one measurement each says
+  a lot about a source, and a good one is often the answer;
+- then the arms alternate, the transfer arm taking RATIO_TRUSTED of every RATIO_TRUSTED + 1
+  proposals while some source predicts well (weight >= TRUSTED), one in two while it only
+  might, and none once no source predicts at all (every weight below USEFUL, four or more
+  configs compared): a source whose ranking is unrelated or reversed costs its probe and the few
+  transfer proposals before the base tuner's measurements expose it;
+- the transfer arm retires for good after PATIENCE of its proposals in a row found nothing
+  faster than the best so far: by then the sources' top is measured, and the base tuner
+  searches around it better than a fixed ranking can.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..space import as_config
+from ..transfer import spearman
+from .base import Tuner
+
+MAX_PROBES = 8
+COMPARED = 4          # configs both measured here and held by a source before its weight is its fit
+USEFUL, TRUSTED = 0.2, 0.6   # a source's rank correlation with this GPU: worth a share / most proposals
+SHARPNESS = 0.05
+RATIO_TRUSTED = 3
+PATIENCE = 6
+GAIN = 0.01          # a transfer proposal pays when it beats the best so far by this share
+
+
+class TransferTuner(Tuner):
+    name = "transfer"
+
+    def __init__(self, base: Tuner, sources, names, seed: int = 0):
+        super().__init__(base.space, base.configs, seed)
+        self.base, self.sources, self.names = base, list(sources), list(names)
+        self.ranks = [s.ranks() for s in self.sources]
+        self.measured: dict = {}            # point -> time here (inf: failed)
+        self.mine: set = set()              # points the transfer arm proposed
+        self.best = math.inf
+        self.stalled, self.retired, self.credit = 0, False, 0.0
+        self.fit = [1.0] * len(self.sources)        # rank correlation with this GPU (1 until measured)
+        self.weights = [1.0] * len(self.sources)
+        self.probed = 0                     # sources whose fastest config has been proposed or found measured
+
+    def settings(self) -> dict:
+        return {**self.base.settings(), "transfer": [s.name for s in self.sources]}
+
+    def _point(self, config):
+        kw = as_config(config).all_kwargs()
+        return tuple(kw.get(k) for k in self.names)
+
+    def _fits(self, config) -> bool:
+        if self.configs is not None:
+            return as_config(config) in self.configs
+        return self.space is not None and config in self.space
+
+    # -- the contract ---------------------------------------------------------------------------
+    def update(self, records):
+        records = list(records)
+        super().update(records)
+        self.base.task = self.task
+        self.base.update(records)
+        for r in records:
+            p = self._point(r.config)
+            t = r.time if r.ok else math.inf
+            self.measured[p] = t
+            if p in self.mine:
+                self.stalled = 0 if t < self.best * (1 - GAIN) else self.stalled + 1
+            self.best = min(self.best, t)
+        if self.stalled >= PATIENCE:
+            self.retired = True
+        self._weigh()
+
+    def _weigh(self):
+        """Each source's fit (rank correlation with this GPU over the configs both hold), and from
+        it its weight: the sources that predict best dominate (exp(-(best fit - fit) / SHARPNESS)),
+        since averaging in a weaker one mostly blurs the better one's top."""
+        for i, s in enumerate(self.sources):
+            both = [p for p in self.measured if p in s.times]
+            if len(both) >= COMPARED:
+                here = [self.measured[p] for p in both]
+                there = [s.times[p] for p in both]
+                self.fit[i] = spearman(np.minimum(here, 1e300), np.minimum(there, 1e300))
+        top = max(self.fit, default=0.0)
+        self.weights = [math.exp(-(top - f) / SHARPNESS) if f > 0 else 0.0 for f in self.fit]
+
+    def _share(self) -> float:
+        """The transfer arm's share of the next proposals."""
+        if self.retired or not self.sources:
+            return 0.0
+        top = max(self.fit)
+        if top >= TRUSTED:
+            return RATIO_TRUSTED / (RATIO_TRUSTED + 1)
+        return 1 / 3 if top >= USEFUL else 0.0
+
+    def _probe(self):
+        """The fastest config of a source whose fastest is not measured yet, in source order."""
+        while self.probed < min(len(self.sources), MAX_PROBES):
+            s = self.sources[self.probed]
+            self.probed += 1
+            fastest = min(s.times, key=lambda q: (s.times[q], str(q)))
+            config = as_config(dict(zip(self.names, fastest)))
+            if math.isfinite(s.times[fastest]) and fastest not in self.measured and fastest not in self.mine \
+                    and self._fits(config):
+                return fastest, config
+        return None
+
+    def _ranked(self, n: int) -> list:
+        """The n best unmeasured points by the sources' weighted mean rank."""
+        total = {}
+        for w, ranks in zip(self.weights, self.ranks):
+            if w <= 0:
+                continue
+            for p, r in ranks.items():
+                if p not in self.measured and p not in self.mine:
+                    acc = total.setdefault(p, [0.0, 0.0])
+                    acc[0] += w * r
+                    acc[1] += w
+        order = sorted(total, key=lambda p: (total[p][0] / total[p][1], str(p)))
+        out = []
+        for p in order:
+            config = as_config(dict(zip(self.names, p)))
+            if self._fits(config):
+                out.append((p, config))
+                if len(out) == n:
+                    break
+        return out
+
+    def next_batch(self, n):
+        self.base.task = self.task
+        probe = self._probe()
+        if probe is not None:
+            picks = [probe]
+        else:
+            share = self._share()
+            self.credit += share          # the transfer arm's turns, spread evenly at its share
+            mine = self.credit >= 1.0
+            self.credit -= mine
+            picks = self._ranked(1) if mine else []
+        if picks:
+            p, config = picks[0]
+            self.mine.add(p)
+            self.seen.add(config)
+            self.base.seen.add(config)
+            return [config]
+        # while the arms alternate, the base proposes one config a turn (a tuner's random start
+        # would otherwise fill a whole batch before the sources' next turn)
+        out = [c for c in self.base.next_batch(1 if self._share() > 0 else n) if self._point(c) not in self.mine]
+        self.seen.update(out)
+        return out

@@ -1,0 +1,36 @@
+"""The leaderboard's scoring (benchmarks/leaderboard.py) and smoke runs of the issue-27 benchmarks
+(their --quick settings), with our tuners only: the peers are an optional extra."""
+import numpy as np
+import pytest
+
+from benchmarks import cross_gpu, leaderboard, peers
+
+
+def test_random_sampling_expectation_is_exact():
+    rng = np.random.default_rng(0)
+    times = np.concatenate([rng.lognormal(0, 0.5, 300), np.full(40, np.inf)])   # 40 failed configs
+    exact = leaderboard.random_expectation(times, 30)
+    draws = np.array([np.minimum.accumulate(rng.permutation(times)[:30]) for _ in range(6000)])
+    worst = np.max(times[np.isfinite(times)])
+    simulated = np.where(np.isfinite(draws), draws, worst).mean(0)
+    assert np.allclose(exact, simulated, rtol=0.02)   # 6,000 draws: about 1 % of Monte-Carlo noise at b = 1
+    assert exact[0] == pytest.approx(np.mean(np.where(np.isfinite(times), times, worst)), rel=1e-9)
+
+
+def test_the_score_is_zero_for_random_sampling_and_one_at_the_optimum():
+    times = np.random.default_rng(1).lognormal(0, 0.5, 500)
+    best = times.min()
+    expected = leaderboard.random_expectation(times, 50)
+    assert leaderboard.score(np.ones((3, 50)), expected, best, times.max()) == pytest.approx(1.0)
+    assert leaderboard.score((best / expected)[None], expected, best, times.max()) == pytest.approx(0.0, abs=1e-9)
+    assert leaderboard.score(np.zeros((1, 50)), expected, best, times.max()) < 0   # found nothing: worse than random
+
+
+def test_the_benchmarks_quick_runs(monkeypatch):
+    monkeypatch.setattr(peers, "available", lambda: {"kernel_tuner": None, "optuna": None})
+    text = leaderboard.run(quick=True)
+    for tuner in leaderboard.OURS:
+        assert f"| ours: {tuner} |" in text
+    assert "random sampling (expected)" in text and "Goals:" in text
+    text = cross_gpu.run(quick=True)
+    assert "with / without" in text and "Goals:" in text
