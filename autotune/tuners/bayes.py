@@ -43,6 +43,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from scipy.linalg import cho_solve, solve_triangular
 
 from .base import Tuner
 
@@ -121,12 +122,12 @@ class _GP:
             chol = np.linalg.cholesky(k)
         except np.linalg.LinAlgError:
             return np.inf, None, None
-        alpha = np.linalg.solve(chol.T, np.linalg.solve(chol, self.z))
+        alpha = cho_solve((chol, True), self.z)
         return 0.5 * float(self.z @ alpha) + float(np.log(np.diag(chol)).sum()), chol, alpha
 
     def predict(self, xs):
         ks = self._cov(xs, self.x)
-        v = np.linalg.solve(self.chol, ks.T)
+        v = solve_triangular(self.chol, ks.T, lower=True)
         var = np.maximum(1.0 - (v * v).sum(0), 1e-12)
         return self.mu + self.sd * (ks @ self.alpha), self.sd * np.sqrt(var)
 
@@ -172,6 +173,7 @@ class BayesTuner(Tuner):
         self.kernel, self.fitted_on = None, 0   # (length scales, additive weight) last chosen
         self.rounds = 0                         # model rounds so far: odd ones are local
         self.radius, self.stalled, self.best, self.counted = 1, 0, math.inf, 0   # the trust region
+        self.prior = None           # a guess per candidate row from elsewhere (see _trend), or None
 
     def settings(self) -> dict:
         return {"tuner": self.name, "seed": self.seed, "initial": self.initial, "batch": self.batch}
@@ -205,7 +207,8 @@ class BayesTuner(Tuner):
             return self.row_of.get(config)
         return self.row_of.get(int(self.space.flat_index(config))) if config in self.space else None
 
-    def _config(self, r):
+    def row_config(self, r):
+        """The config of candidate row r (rows: the config list, or the valid points of the space)."""
         return self.rows[r] if self.configs is not None else self.space.config(int(self.rows[r]))
 
     # -- the contract ------------------------------------------------------------------------------
@@ -231,9 +234,25 @@ class BayesTuner(Tuner):
         else:
             picked = self._by_improvement(free, ok, min(n, self.batch))
         self.proposed.update(picked)
-        out = [self._config(r) for r in picked]
+        out = [self.row_config(r) for r in picked]
         self.seen.update(out)
         return out
+
+    def _trend(self, rows, y):
+        """The prior guess (`self.prior`, a function of this tuner giving a number per candidate
+        row: other GPUs' ranking, tuners/transfer.py) scaled to the log times measured, as the GP's
+        mean: a + b * guess fitted by least squares, b >= 0, so a guess that does not predict
+        these measurements gets b = 0 and changes nothing."""
+        if self.prior is None:
+            return None
+        guess = self.prior(self)
+        if guess is None:
+            return None
+        g = guess[rows]
+        if rows.size < 3 or g.std() == 0:
+            return None
+        b = max(float(np.cov(g, y, bias=True)[0, 1] / g.var()), 0.0)
+        return (float(y.mean()) - b * float(g.mean())) + b * guess
 
     def _local(self, free, ok):
         """The free configs within `radius` knob changes of the best so far; the radius grows by
@@ -258,6 +277,9 @@ class BayesTuner(Tuner):
         y = np.array([t for _, t in ok])
         y = np.concatenate([y, np.full(rows.size - y.size, y.max())])  # failed: as slow as the slowest
         x = self.x[rows]
+        trend = self._trend(rows, y)
+        if trend is not None:
+            y = y - trend[rows]          # the GP learns what the prior guess leaves unexplained
         if self.kernel is None or rows.size < REFIT_ALWAYS_BELOW or rows.size >= 1.25 * self.fitted_on:
             gp = fit_gp(x, y)
             self.kernel, self.fitted_on = (gp.scales, gp.additive), rows.size
@@ -270,6 +292,8 @@ class BayesTuner(Tuner):
                 near |= (self.x[free] != self.x[r]).sum(1) == 1
             free = free[near | (self.rng.random(free.size) < PREDICT_AT_MOST / free.size)]
         mean, std = gp.predict(self.x[free])
+        if trend is not None:
+            mean, y = mean + trend[free], y + trend[rows]
         gain = expected_improvement(mean, std, float(y.min()))
         gain += 1e-12 * self.rng.random(gain.size)  # ties broken at random, reproducibly
         out = []

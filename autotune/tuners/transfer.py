@@ -2,7 +2,10 @@
 kernel (autotune/transfer.py) propose configs, for as long as they predict this GPU.
 
 Two arms share the measurements.  The base tuner (the one the task would get without transfer)
-is told every measurement, so it is warm-started by whatever transfer found.  The transfer arm
+is told every measurement, so it is warm-started by whatever transfer found; a Bayesian base
+(or stage) also gets the sources' combined ranking as its Gaussian process's prior mean
+(BayesTuner: fitted to the measured times with a slope >= 0, so a ranking that does not
+predict this GPU changes nothing).  The transfer arm
 proposes the configs the sources rank best, combined: each config's score is the mean of its
 rank (0 fastest, 1 slowest) in each source, weighted by how well that source has predicted
 this GPU so far (the rank correlation between its times and ours over the configs both hold,
@@ -17,8 +20,10 @@ The schedule, in proposals:
   configs compared): a source whose ranking is unrelated or reversed costs its probe and the few
   transfer proposals before the base tuner's measurements expose it;
 - the transfer arm retires for good after PATIENCE of its proposals in a row found nothing
-  faster than the best so far: by then the sources' top is measured, and the base tuner
-  searches around it better than a fixed ranking can.
+  faster than the best so far (by then the sources' top is measured, and the base tuner
+  searches around it better than a fixed ranking can), or as soon as the base tuner finds a
+  config faster than every one the sources proposed: their ranking is then beaten here, and its
+  prior mean is withdrawn too.
 """
 from __future__ import annotations
 
@@ -48,10 +53,12 @@ class TransferTuner(Tuner):
         self.ranks = [s.ranks() for s in self.sources]
         self.measured: dict = {}            # point -> time here (inf: failed)
         self.mine: set = set()              # points the transfer arm proposed
-        self.best = math.inf
+        self.best = self.best_mine = self.best_base = math.inf
+        self.beaten = False
         self.stalled, self.retired, self.credit = 0, False, 0.0
         self.fit = [1.0] * len(self.sources)        # rank correlation with this GPU (1 until measured)
         self.weights = [1.0] * len(self.sources)
+        self.guessed, self.row_points = None, {}
         self.probed = 0                     # sources whose fastest config has been proposed or found measured
 
     def settings(self) -> dict:
@@ -78,9 +85,14 @@ class TransferTuner(Tuner):
             self.measured[p] = t
             if p in self.mine:
                 self.stalled = 0 if t < self.best * (1 - GAIN) else self.stalled + 1
+                self.best_mine = min(self.best_mine, t)
+            else:
+                self.best_base = min(self.best_base, t)
             self.best = min(self.best, t)
         if self.stalled >= PATIENCE:
             self.retired = True
+        if self.best_base < self.best_mine * (1 - GAIN):
+            self.retired = self.beaten = True     # the base found better than anything the sources ranked
         self._weigh()
 
     def _weigh(self):
@@ -95,6 +107,36 @@ class TransferTuner(Tuner):
                 self.fit[i] = spearman(np.minimum(here, 1e300), np.minimum(there, 1e300))
         top = max(self.fit, default=0.0)
         self.weights = [math.exp(-(top - f) / SHARPNESS) if f > 0 else 0.0 for f in self.fit]
+
+    def _guess(self, tuner):
+        """The sources' weighted mean rank of every candidate row of a Bayesian tuner (the mean
+        of the known ones where no source holds a config), for its GP's prior mean."""
+        key = (id(tuner), tuple(round(w, 2) for w in self.weights))
+        if self.guessed is not None and self.guessed[0] == key:
+            return self.guessed[1]
+        points = self.row_points.get(id(tuner))
+        if points is None:
+            points = [self._point(tuner.row_config(r)) for r in range(len(tuner.rows))]
+            self.row_points[id(tuner)] = points
+        num, den = np.zeros(len(points)), np.zeros(len(points))
+        for w, ranks in zip(self.weights, self.ranks):
+            if w > 0:
+                r = np.array([ranks.get(p, np.nan) for p in points])
+                held = ~np.isnan(r)
+                num[held] += w * r[held]
+                den[held] += w
+        if not den.any():
+            return None
+        guess = np.where(den > 0, num / np.maximum(den, 1e-300), np.nan)
+        guess = np.where(np.isnan(guess), np.nanmean(guess), guess)
+        self.guessed = (key, guess)
+        return guess
+
+    def _lend_guess(self):
+        """Hand the guess to every Bayesian tuner inside the base (a staged tuner's stages too)."""
+        for t in [self.base, *getattr(self.base, "tuners", [])]:
+            if hasattr(t, "prior") and getattr(t, "rows", None) is not None:
+                t.prior = None if self.beaten else self._guess
 
     def _share(self) -> float:
         """The transfer arm's share of the next proposals."""
@@ -140,6 +182,7 @@ class TransferTuner(Tuner):
 
     def next_batch(self, n):
         self.base.task = self.task
+        self._lend_guess()
         probe = self._probe()
         if probe is not None:
             picks = [probe]
