@@ -46,6 +46,15 @@ def median_time(fn, repeats: int, warmup: int = 1) -> float:
     return statistics.median(samples)
 
 
+def process_pool():
+    """A pool of one worker process per core, started fresh ("spawn"): a forked copy of a process
+    that already runs threads (BLAS, numba, a test runner's) can inherit a lock held by a thread
+    that does not exist in the copy, and hang."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+    return ProcessPoolExecutor(max_workers=os.cpu_count() or 1, mp_context=multiprocessing.get_context("spawn"))
+
+
 def markdown(header, rows) -> str:
     out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     out += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]

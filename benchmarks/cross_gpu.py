@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import functools
 import os
-from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
 
@@ -91,7 +90,7 @@ def run(quick: bool) -> str:
             for s in seeds:
                 jobs += [(target, others, budget, s), (target, (), budget, s)] + \
                     ([(target, "kernel_tuner", budget, s)] if kt else [])
-    with ProcessPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+    with common.process_pool() as pool:
         done = dict(zip(jobs, pool.map(_curve, jobs, chunksize=1)))
     rows, missed = [], []
     for group in plan:

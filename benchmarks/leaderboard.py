@@ -26,10 +26,8 @@ depend on how many).  `--quick` (CI's smoke run) takes three files, 2 seeds and 
 from __future__ import annotations
 
 import functools
-import os
 import pathlib
 import tempfile
-from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
 
@@ -113,7 +111,7 @@ def _curve(job):
 
 def run_curves(jobs) -> dict:
     """{job: curve} for (path, tuner, budget, seed) jobs, one process per core."""
-    with ProcessPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+    with common.process_pool() as pool:
         return dict(zip(jobs, pool.map(_curve, jobs, chunksize=1)))
 
 
