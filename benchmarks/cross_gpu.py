@@ -17,23 +17,15 @@ group, 2 seeds, 50 measurements.
 """
 from __future__ import annotations
 
-import functools
 import os
 
 import numpy as np
 
 from benchmarks import common, peers
+from benchmarks.leaderboard import landscape
 from benchmarks.common import markdown, machine
 
 BUDGETS = (25, 50, 100, 200, 400)
-
-
-@functools.lru_cache(maxsize=None)
-def _landscape(path):
-    from minitriton.replay import Replay
-    from minitriton.hypogpu import oracle
-    task = Replay(path).task()
-    return task, oracle(task)
 
 
 def groups(paths) -> list:
@@ -49,7 +41,7 @@ def groups(paths) -> list:
 def _curve(job):
     from autotune import tune
     target, sources, budget, seed = job
-    task, truth = _landscape(target)
+    task, truth = landscape(target)
     if sources == "kernel_tuner":
         return {s: peers.kernel_tuner_curve(target, s, budget, seed, truth.best_time) for s in peers.KERNEL_TUNER}
     result = tune(task, budget=budget, seed=seed, progress=False, transfer=list(sources))
@@ -61,7 +53,7 @@ def _curve(job):
 def sources_hold_a_good_config(target, sources, top=25, share=0.95) -> bool:
     """Whether some source's `top` fastest configs hold one within 5 % of the target's optimum."""
     from minitriton.replay import Replay
-    _, truth = _landscape(target)
+    _, truth = landscape(target)
     for s in sources:
         r = Replay(s)
         order = sorted((p for p, e in r.records.items() if r.cost(e) is not None), key=lambda p: r.cost(r.records[p]))
@@ -96,7 +88,7 @@ def run(quick: bool) -> str:
     for group in plan:
         for target in group:
             others = tuple(p for p in group if p != target)
-            task, _ = _landscape(target)
+            task, _ = landscape(target)
             default = default_tuner(task, task.space)
             good = sources_hold_a_good_config(target, others)
             med = {how: 100 * np.median([done[(target, src, budget, s)] for s in seeds], 0)

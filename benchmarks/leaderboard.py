@@ -87,7 +87,8 @@ def hypogpu_landscapes(folder: pathlib.Path) -> list:
 
 
 @functools.lru_cache(maxsize=None)
-def _landscape(path):
+def landscape(path):
+    """(the Replay task of a cache file, its oracle), once per process."""
     from minitriton.replay import Replay
     from minitriton.hypogpu import oracle
     task = Replay(path).task()
@@ -96,13 +97,13 @@ def _landscape(path):
 
 def default_name(path) -> str:
     from autotune.tuners import default_tuner
-    task, _ = _landscape(str(path))
+    task, _ = landscape(str(path))
     return default_tuner(task, task.space)
 
 
 def _curve(job):
     path, tuner, budget, seed = job
-    task, truth = _landscape(path)
+    task, truth = landscape(path)
     if tuner in OURS or tuner == DEFAULT:
         name = default_name(path) if tuner == DEFAULT else tuner
         return share_curve(task, name, budget, seed, truth)[0]
@@ -125,7 +126,7 @@ def standings(files, tuners, budget, seeds, done) -> dict:
     """Per landscape: the random expectation, each tuner's median % curve and its score."""
     out = {}
     for name, path in files:
-        task, truth = _landscape(str(path))
+        task, truth = landscape(str(path))
         best = truth.best_time
         times = truth.times[task.space.valid_flat()]
         expected = random_expectation(times, budget)
