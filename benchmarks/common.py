@@ -47,12 +47,20 @@ def median_time(fn, repeats: int, warmup: int = 1) -> float:
 
 
 def process_pool():
-    """A pool of one worker process per core, started fresh ("spawn"): a forked copy of a process
-    that already runs threads (BLAS, numba, a test runner's) can inherit a lock held by a thread
-    that does not exist in the copy, and hang."""
+    """A pool of one worker process per core ($MINITRITON_BENCH_WORKERS: as many as it says),
+    started fresh ("spawn"): a forked copy of a process that already runs threads (BLAS, numba,
+    a test runner's) can inherit a lock held by a thread that does not exist in the copy, and hang."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
-    return ProcessPoolExecutor(max_workers=os.cpu_count() or 1, mp_context=multiprocessing.get_context("spawn"))
+    said = os.environ.get("MINITRITON_BENCH_WORKERS", "")
+    if said and not (said.isdigit() and int(said) > 0):
+        raise SystemExit(f"MINITRITON_BENCH_WORKERS must be a positive number of processes, got {said!r}")
+    workers = int(said) if said else os.cpu_count() or 1
+    # one BLAS thread per worker: the workers already fill the cores, and the Gaussian process's
+    # small solves ran three to four times slower with BLAS threads contending for them
+    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(var, "1")
+    return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
 
 
 def markdown(header, rows) -> str:

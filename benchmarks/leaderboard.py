@@ -28,14 +28,15 @@ from __future__ import annotations
 import functools
 import pathlib
 import tempfile
+from concurrent.futures import as_completed
 
 import numpy as np
 
-from benchmarks import common, peers
+from benchmarks import common, curve_store, peers
 from benchmarks.common import markdown, machine, plot_curves, share_curve
 
 BUDGETS = (25, 50, 100, 200, 400)
-OURS = ("random", "autotvm", "ansor", "bayes", "bayes_ansor")
+OURS = ("random", "autotvm", "ansor", "bayes", "bayes_ansor", "portfolio")
 DEFAULT = "default"
 # HypoGPU's landscapes: (kernel, shape) -> the exact oracle time of every point, as a cache file
 HYPOGPU = (("matmul", "wgrad"), ("matmul", "decode"), ("matmul", "prefill_qkv"),
@@ -110,10 +111,35 @@ def _curve(job):
     return peers.peer_curve(path, tuner, budget, seed, truth.best_time)
 
 
-def run_curves(jobs) -> dict:
-    """{job: curve} for (path, tuner, budget, seed) jobs, one process per core."""
-    with common.process_pool() as pool:
-        return dict(zip(jobs, pool.map(_curve, jobs, chunksize=1)))
+def code_of(tuner: str) -> str:
+    """What decides a tuner's curves besides landscape, budget and seed (benchmarks.curve_store)."""
+    if tuner in OURS or tuner == DEFAULT:
+        return "ours " + curve_store.sources_hash(curve_store.OUR_SOURCES)
+    lib = "optuna" if tuner in peers.OPTUNA else "kernel_tuner"
+    return f"{lib} {peers.available()[lib]} " + curve_store.sources_hash(["benchmarks/peers.py"])
+
+
+def run_curves(jobs, store=None) -> dict:
+    """{job: curve} for (path, tuner, budget, seed) jobs, one process per core.  With a store
+    (benchmarks.curve_store.Store), the curves it holds are taken from it and each new one is
+    written to it as soon as it is measured, so that a stopped run resumes."""
+    done, todo = {}, []
+    codes = {t: code_of(t) for t in {j[1] for j in jobs}}
+    for job in jobs:
+        curve = store.get(job[0], job[1], codes[job[1]], job[2], job[3]) if store is not None else None
+        if curve is None:
+            todo.append(job)
+        else:
+            done[job] = curve
+    if todo:
+        with common.process_pool() as pool:
+            futures = {pool.submit(_curve, job): job for job in todo}
+            for future in as_completed(futures):
+                job = futures[future]
+                done[job] = future.result()
+                if store is not None:
+                    store.put(job[0], job[1], codes[job[1]], job[2], job[3], done[job])
+    return done
 
 
 def median_cells(pct: np.ndarray, budgets) -> tuple[np.ndarray, list]:
@@ -164,7 +190,7 @@ def goals(table: dict, budgets, ours, peer_names) -> list:
     return missed, (near, points), avg
 
 
-def run(quick: bool, plot: str | None = None) -> str:
+def run(quick: bool, plot: str | None = None, fresh: bool = False) -> str:
     found, where = common.datasets()
     have = peers.available()
     peer_names = ((peers.KERNEL_TUNER if have["kernel_tuner"] else ()) + (peers.OPTUNA if have["optuna"] else ()))
@@ -175,7 +201,9 @@ def run(quick: bool, plot: str | None = None) -> str:
         files = [(p.name.split(".json")[0], p) for p in found]
         files = files[:3] if quick else files + hypogpu_landscapes(pathlib.Path(tmp))
         tuners = [*OURS, DEFAULT, *peer_names]
-        done = run_curves([(str(p), t, budget, s) for _, p in files for t in tuners for s in seeds])
+        # seed by seed, so that a run stopped early has whole seeds in the store
+        store = None if quick or fresh else curve_store.Store()
+        done = run_curves([(str(p), t, budget, s) for s in seeds for _, p in files for t in tuners], store)
         table = standings(files, tuners, budget, seeds, done)
         defaults = sorted({default_name(p) for _, p in files})
     missed, (near, points), avg = goals(table, budgets, OURS, peer_names)
@@ -215,7 +243,11 @@ def run(quick: bool, plot: str | None = None) -> str:
 
 
 def main(argv=None):
-    common.main_with_plot(__doc__, "leaderboard", run, argv)
+    import sys
+    argv = list(sys.argv[1:] if argv is None else argv)
+    fresh = "--fresh" in argv      # measure every curve again, ignoring (and not writing) the store
+    argv = [a for a in argv if a != "--fresh"]
+    common.main_with_plot(__doc__, "leaderboard", lambda quick, plot: run(quick, plot, fresh), argv)
 
 
 if __name__ == "__main__":

@@ -15,9 +15,10 @@ from .autotvm import AutoTVMTuner
 from .ansor import AnsorTuner
 from .bayes import BayesTuner
 from .staged import StagedTuner, BayesAnsorTuner
+from .portfolio import PortfolioTuner
 
 TUNERS = {"exhaustive": ExhaustiveTuner, "random": RandomTuner, "grid": GridTuner, "autotvm": AutoTVMTuner, "ansor": AnsorTuner,
-          "bayes": BayesTuner, "bayes_ansor": BayesAnsorTuner}
+          "bayes": BayesTuner, "bayes_ansor": BayesAnsorTuner, "portfolio": PortfolioTuner}
 
 
 SMALL_SPACE = 100_000  # points (listed ones, else the product's) up to which a GP's cost stays cheap
@@ -55,4 +56,4 @@ def make_tuner(tuner, space=None, configs=None, seed: int = 0, task=None) -> Tun
     return fresh
 
 
-__all__ = ["Tuner", "ExhaustiveTuner", "RandomTuner", "GridTuner", "AutoTVMTuner", "AnsorTuner", "BayesTuner", "StagedTuner", "BayesAnsorTuner", "TUNERS", "make_tuner", "default_tuner"]
+__all__ = ["Tuner", "ExhaustiveTuner", "RandomTuner", "GridTuner", "AutoTVMTuner", "AnsorTuner", "BayesTuner", "StagedTuner", "BayesAnsorTuner", "PortfolioTuner", "TUNERS", "make_tuner", "default_tuner"]

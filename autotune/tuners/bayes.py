@@ -46,13 +46,14 @@ import numpy as np
 from scipy.linalg import cho_solve, solve_triangular
 
 from .base import Tuner
+from .candidates import Candidates
 
 LENGTH_SCALES = (0.1, 0.2, 0.35, 0.6, 1.0, 2.0, 4.0)
 ADDITIVE_WEIGHTS = (0.0, 0.5, 0.9)  # share of the kernel that is a sum over knobs, chosen by likelihood
 LOCAL_PATIENCE = 4      # measurements without improvement before the trust region grows by one knob change
 NOISE = 1e-2            # of the standardised log time: real repeats vary by about a percent
 PREDICT_AT_MOST = 3000  # candidates scored per round in a big space (plus the best configs' neighbours)
-ENUMERATE_UP_TO = 2_000_000
+FIT_AT_MOST = 150       # points the kernel's length scales and weight are chosen on (see fit_gp)
 REFIT_ALWAYS_BELOW = 100  # length scales refitted every round until then, then as the data grow by a quarter
 
 
@@ -88,36 +89,45 @@ def encode(values) -> np.ndarray:
     return (out - out.min()) / span if span > 0 else np.zeros(len(values))
 
 
+def _level_pairs(a, b) -> list:
+    """Per knob: its levels among the points of a and b, and for each pair (a point, b point)
+    the index of their pair of levels.  Each knob takes few values, so the kernel's distances
+    are worked out once per pair of levels and looked up for each pair of points: the same
+    numbers, over ten times faster than pair by pair, and the lookup is shared by every kernel
+    tried on the same points."""
+    out = []
+    for j in range(a.shape[1]):
+        levels, codes = np.unique(np.concatenate([a[:, j], b[:, j]]), return_inverse=True)
+        out.append((levels, codes[:len(a), None] * len(levels) + codes[None, len(a):]))
+    return out
+
+
 class _GP:
     """A zero-mean GP on standardised targets; the kernel mixes a Matern 5/2 ARD product
     (weight 1 - additive) with the mean of one-knob Matern 5/2 kernels (weight additive)."""
 
-    def __init__(self, x, y, scales, additive=0.0):
+    def __init__(self, x, y, scales, additive=0.0, pairs=None):
         self.x, self.scales, self.additive = x, scales, additive
         self.mu, self.sd = float(y.mean()), float(y.std()) or 1.0
         self.z = (y - self.mu) / self.sd
+        self.pairs = pairs if pairs is not None else _level_pairs(x, x)
         self.nll, self.chol, self.alpha = self._solve()
 
-    def _cov(self, a, b):
-        """Each knob takes few values, so its scaled distances (and their one-knob kernel) are
-        worked out once per pair of levels and looked up for each pair of points: the same
-        numbers, over ten times faster than computing them pair by pair."""
-        total = np.zeros((len(a), len(b)))
-        summed = np.zeros((len(a), len(b))) if self.additive and a.shape[1] else None
-        for j in range(a.shape[1]):
-            levels, codes = np.unique(np.concatenate([a[:, j], b[:, j]]), return_inverse=True)
-            pair = codes[:len(a), None] * len(levels) + codes[None, len(a):]
-            sq = ((levels[:, None] - levels[None, :]) / self.scales[j]) ** 2
+    def _cov(self, shape, pairs):
+        total = np.zeros(shape)
+        summed = np.zeros(shape) if self.additive and pairs else None
+        for (levels, pair), scale in zip(pairs, self.scales):
+            sq = ((levels[:, None] - levels[None, :]) / scale) ** 2
             total += sq.ravel()[pair]
             if summed is not None:
                 summed += _matern52(sq).ravel()[pair]
         out = (1.0 - self.additive) * _matern52(total)
         if summed is not None:
-            out += self.additive * summed / a.shape[1]
+            out += self.additive * summed / len(pairs)
         return out
 
     def _solve(self):
-        k = self._cov(self.x, self.x) + NOISE * np.eye(len(self.x))
+        k = self._cov((len(self.x), len(self.x)), self.pairs) + NOISE * np.eye(len(self.x))
         try:
             chol = np.linalg.cholesky(k)
         except np.linalg.LinAlgError:
@@ -126,7 +136,7 @@ class _GP:
         return 0.5 * float(self.z @ alpha) + float(np.log(np.diag(chol)).sum()), chol, alpha
 
     def predict(self, xs):
-        ks = self._cov(xs, self.x)
+        ks = self._cov((len(xs), len(self.x)), _level_pairs(xs, self.x))
         v = solve_triangular(self.chol, ks.T, lower=True)
         var = np.maximum(1.0 - (v * v).sum(0), 1e-12)
         return self.mu + self.sd * (ks @ self.alpha), self.sd * np.sqrt(var)
@@ -134,21 +144,33 @@ class _GP:
 
 def fit_gp(x, y, scales=None, additive=None) -> _GP:
     """A GP on (x, y), its kernel chosen by likelihood: one length scale for all knobs and the
-    additive weight, then knob by knob, then the weight again.  Given both, just that GP."""
+    additive weight, then knob by knob, then the weight again.  Given both, just that GP.
+    The kernel is chosen on at most FIT_AT_MOST of the points (the fastest half of them and an
+    even spread of the rest), then the GP is fitted on all: the choice costs the cube of the
+    points, eighty-odd times over, and a few hundred points say no more about length scales
+    than their best and a spread do."""
     d = x.shape[1]
     if scales is not None and additive is not None:
         return _GP(x, y, scales, additive)
-    best = min((_GP(x, y, np.full(d, s), w) for s in LENGTH_SCALES for w in ADDITIVE_WEIGHTS),
+    if len(y) > FIT_AT_MOST:
+        order = np.argsort(y, kind="stable")
+        rest = order[FIT_AT_MOST // 2:]
+        pick = np.concatenate([order[:FIT_AT_MOST // 2],
+                               rest[np.linspace(0, rest.size - 1, FIT_AT_MOST - FIT_AT_MOST // 2).astype(int)]])
+        chosen = fit_gp(x[pick], y[pick])
+        return _GP(x, y, chosen.scales, chosen.additive)
+    pairs = _level_pairs(x, x)
+    best = min((_GP(x, y, np.full(d, s), w, pairs) for s in LENGTH_SCALES for w in ADDITIVE_WEIGHTS),
                key=lambda g: g.nll)
     for j in range(d):
         for s in LENGTH_SCALES:
             if s != best.scales[j]:
                 trial = best.scales.copy()
                 trial[j] = s
-                g = _GP(x, y, trial, best.additive)
+                g = _GP(x, y, trial, best.additive, pairs)
                 if g.nll < best.nll:
                     best = g
-    return min((_GP(x, y, best.scales, w) for w in ADDITIVE_WEIGHTS), key=lambda g: g.nll)
+    return min((_GP(x, y, best.scales, w, pairs) for w in ADDITIVE_WEIGHTS), key=lambda g: g.nll)
 
 
 def expected_improvement(mean, std, best):
@@ -182,34 +204,18 @@ class BayesTuner(Tuner):
     def _setup(self):
         if self.x is not None:
             return
-        pool = self._candidates()
-        if pool is not None:
-            names = sorted({k for c in pool for k in c.all_kwargs()})
-            domains = [sorted({c.all_kwargs().get(k) for c in pool}, key=str) for k in names]
-            pos = np.array([[d.index(c.all_kwargs().get(k)) for k, d in zip(names, domains)] for c in pool], np.int64)
-            self.rows = list(pool)
-        else:
-            if self.space.size_bound > ENUMERATE_UP_TO:
-                raise ValueError(f"the bayes tuner needs a space of at most {ENUMERATE_UP_TO:,} points, got "
-                                 f"{self.space.size_bound:,}; use ansor")
-            flat = self.space.valid_flat()
-            domains = list(self.space.knobs.values())
-            pos = np.stack(np.unravel_index(flat, self.space.sizes), axis=1) if flat.size else \
-                np.zeros((0, len(domains)), np.int64)
-            self.rows = flat
-        cols = [encode(d)[pos[:, j]] for j, d in enumerate(domains) if len(d) > 1]
-        self.x = np.stack(cols, axis=1) if cols else np.zeros((len(pos), 0))
-        self.row_of = {c: r for r, c in enumerate(self.rows)} if pool is not None else \
-            {int(i): r for r, i in enumerate(self.rows)}
+        self._candidates()                      # a config list, or else a space, or a clear error
+        self.cands = Candidates(self.space, self.configs, self.name)
+        self.rows = self.cands.rows
+        cols = [encode(d)[self.cands.pos[:, j]] for j, d in enumerate(self.cands.domains) if len(d) > 1]
+        self.x = np.stack(cols, axis=1) if cols else np.zeros((len(self.cands), 0))
 
     def _row(self, config):
-        if self.configs is not None:
-            return self.row_of.get(config)
-        return self.row_of.get(int(self.space.flat_index(config))) if config in self.space else None
+        return self.cands.row(config)
 
     def row_config(self, r):
         """The config of candidate row r (rows: the config list, or the valid points of the space)."""
-        return self.rows[r] if self.configs is not None else self.space.config(int(self.rows[r]))
+        return self.cands.config(r)
 
     # -- the contract ------------------------------------------------------------------------------
     def update(self, records):

@@ -1,0 +1,133 @@
+"""Search curves kept between runs of the benchmarks that need thousands of seeded searches.
+
+The leaderboard runs some twenty tuners on twenty-odd landscapes with 20 seeds of 400
+measurements: tens of CPU hours, more than one sitting.  Every run is seeded, so a curve once
+measured is a fact about (landscape, tuner, the code that ran, budget, seed); this store keeps
+those facts in benchmarks/results/curves/, one JSON file per landscape, so that a run stopped
+half-way resumes where it was and the peers (whose code does not change with ours) run once.
+
+What makes a curve stale is named, not guessed: the landscape by the SHA-256 of its file (a
+HypoGPU export changes with the model), our tuners by a hash of the sources that decide a search
+(autotune/, and the replay device and configs of minitriton), a peer by its library's version and
+the hash of benchmarks/peers.py.  A curve whose code hash differs is not used (and is replaced
+when measured again).
+
+The files are data: read with a size cap, parsed as JSON, every entry checked; a bad file or
+entry is ignored (and measured again), never trusted and never executed.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import pathlib
+import tempfile
+
+import numpy as np
+
+from benchmarks.common import ROOT
+
+STORE = ROOT / "benchmarks" / "results" / "curves"
+MAX_FILE_BYTES = 64 << 20      # a store file larger than this is not read
+DIGITS = 6                     # significant digits kept of a share of the optimum
+
+# the sources whose change makes our tuners' stored curves stale
+OUR_SOURCES = ("autotune", "minitriton/replay.py", "minitriton/configs.py")
+
+
+def file_hash(path) -> str:
+    return hashlib.sha256(pathlib.Path(path).read_bytes()).hexdigest()
+
+
+def sources_hash(paths, root=ROOT) -> str:
+    """One hash of the .py files under `paths` (folders or files, relative to root), by content."""
+    h = hashlib.sha256()
+    for rel in paths:
+        p = root / rel
+        files = sorted(p.rglob("*.py")) if p.is_dir() else [p]
+        for f in files:
+            h.update(str(f.relative_to(root)).encode() + b"\0" + f.read_bytes() + b"\0")
+    return h.hexdigest()[:16]
+
+
+def encode(curve) -> list:
+    """A non-decreasing curve as its steps: [[measurement index, share], ...]."""
+    c = np.asarray(curve, float)
+    change = np.flatnonzero(np.concatenate([[True], c[1:] != c[:-1]]))
+    return [[int(i), float(f"{c[i]:.{DIGITS}g}")] for i in change]
+
+
+def decode(steps, budget: int):
+    """The curve back from its steps, or None if they are not a valid curve of `budget` points."""
+    if not isinstance(steps, list) or not steps or len(steps) > budget:
+        return None
+    out = np.empty(budget)
+    last = -1
+    for step in steps:
+        if not (isinstance(step, list) and len(step) == 2 and type(step[0]) is int and
+                isinstance(step[1], (int, float)) and not isinstance(step[1], bool)):
+            return None
+        i, v = step
+        if not (last < i < budget) or not (0.0 <= v <= 1.0 + 1e-9) or (last < 0 and i != 0):
+            return None
+        out[i:] = v
+        last = i
+    return out
+
+
+class Store:
+    """The curves of one folder: get(landscape path, run, code, budget, seed) and put(...)."""
+
+    def __init__(self, folder=STORE):
+        self.folder = pathlib.Path(folder)
+        self._docs: dict = {}      # landscape sha -> its document, as read or written
+        self._names: dict = {}     # landscape path -> (sha, file name)
+
+    def _key(self, path):
+        if path not in self._names:
+            sha = file_hash(path)
+            stem = pathlib.Path(path).name.split(".json")[0]
+            self._names[path] = (sha, f"{stem}-{sha[:12]}.json")
+        return self._names[path]
+
+    def _doc(self, path) -> dict:
+        sha, fname = self._key(path)
+        if sha not in self._docs:
+            doc = None
+            f = self.folder / fname
+            try:
+                if f.is_file() and f.stat().st_size <= MAX_FILE_BYTES:
+                    doc = json.loads(f.read_text())
+            except (OSError, ValueError, UnicodeDecodeError, RecursionError):
+                doc = None
+            if not (isinstance(doc, dict) and doc.get("sha256") == sha and isinstance(doc.get("runs"), dict)):
+                doc = {"landscape": fname.rsplit("-", 1)[0], "sha256": sha, "runs": {}}
+            self._docs[sha] = doc
+        return self._docs[sha]
+
+    def get(self, path, run: str, code: str, budget: int, seed: int):
+        """The stored curve, or None (absent, stale or malformed)."""
+        entry = self._doc(path)["runs"].get(run)
+        if not (isinstance(entry, dict) and entry.get("code") == code and entry.get("budget") == budget and
+                isinstance(entry.get("curves"), dict)):
+            return None
+        return decode(entry["curves"].get(str(seed)), budget)
+
+    def put(self, path, run: str, code: str, budget: int, seed: int, curve, write=True):
+        doc = self._doc(path)
+        entry = doc["runs"].get(run)
+        if not (isinstance(entry, dict) and entry.get("code") == code and entry.get("budget") == budget and
+                isinstance(entry.get("curves"), dict)):
+            entry = doc["runs"][run] = {"code": code, "budget": budget, "curves": {}}
+        entry["curves"][str(seed)] = encode(curve)
+        if write:
+            self.flush(path)
+
+    def flush(self, path):
+        """Write one landscape's file whole (a temporary file renamed over it: never half-written)."""
+        sha, fname = self._key(path)
+        self.folder.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=self.folder, suffix=".tmp")
+        with os.fdopen(fd, "w") as out:
+            json.dump(self._docs[sha], out, separators=(",", ":"), sort_keys=True)
+        os.replace(tmp, self.folder / fname)

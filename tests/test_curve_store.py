@@ -1,0 +1,76 @@
+"""The leaderboard's store of measured curves (benchmarks/curve_store.py): what it keeps, what
+makes an entry stale, and that a damaged file costs only what it held."""
+import json
+
+import numpy as np
+
+from benchmarks import curve_store
+from benchmarks.curve_store import Store
+
+
+def landscape(tmp_path, text="{}"):
+    p = tmp_path / "gemm_X.json"
+    p.write_text(text)
+    return str(p)
+
+
+def test_a_curve_comes_back_as_it_went_in(tmp_path):
+    path = landscape(tmp_path)
+    curve = np.maximum.accumulate(np.random.default_rng(1).random(400))
+    store = Store(tmp_path / "store")
+    store.put(path, "ga", "v1", 400, 3, curve)
+    again = Store(tmp_path / "store").get(path, "ga", "v1", 400, 3)       # read back from the file
+    assert np.allclose(again, curve, rtol=1e-6)
+    assert Store(tmp_path / "store").get(path, "ga", "v1", 400, 4) is None      # another seed
+    assert Store(tmp_path / "store").get(path, "ga", "v2", 400, 3) is None      # other code: stale
+    assert Store(tmp_path / "store").get(path, "ga", "v1", 200, 3) is None      # other budget
+
+
+def test_another_landscape_file_is_another_entry(tmp_path):
+    path = landscape(tmp_path)
+    store = Store(tmp_path / "store")
+    store.put(path, "ga", "v1", 10, 0, np.linspace(0.1, 1, 10))
+    (tmp_path / "gemm_X.json").write_text('{"changed": 1}')            # same name, new content
+    assert Store(tmp_path / "store").get(path, "ga", "v1", 10, 0) is None
+
+
+def test_new_code_replaces_the_stale_curves(tmp_path):
+    path = landscape(tmp_path)
+    store = Store(tmp_path / "store")
+    store.put(path, "ga", "v1", 10, 0, np.linspace(0.1, 1, 10))
+    store.put(path, "ga", "v2", 10, 1, np.ones(10))
+    fresh = Store(tmp_path / "store")
+    assert fresh.get(path, "ga", "v1", 10, 0) is None and fresh.get(path, "ga", "v2", 10, 1) is not None
+
+
+def test_damaged_entries_and_files_cost_only_themselves(tmp_path):
+    path = landscape(tmp_path)
+    store = Store(tmp_path / "store")
+    for seed in range(3):
+        store.put(path, "ga", "v1", 10, seed, np.linspace(0.1, 1, 10))
+    (f,) = (tmp_path / "store").glob("*.json")
+    doc = json.loads(f.read_text())
+    curves = doc["runs"]["ga"]["curves"]
+    curves["0"] = [[0, 0.5], [3, 2.0]]             # a share above 1
+    curves["1"] = [[2, 0.5]]                        # does not start at the first measurement
+    f.write_text(json.dumps(doc))
+    fresh = Store(tmp_path / "store")
+    assert fresh.get(path, "ga", "v1", 10, 0) is None and fresh.get(path, "ga", "v1", 10, 1) is None
+    assert fresh.get(path, "ga", "v1", 10, 2) is not None
+    for junk in ("not json", "[1, 2]", '{"sha256": 5}', "[" * 100_000):
+        f.write_text(junk)
+        assert Store(tmp_path / "store").get(path, "ga", "v1", 10, 2) is None
+    big = Store(tmp_path / "store")
+    f.write_text(" " * 10)
+    curve_store.MAX_FILE_BYTES, saved = 5, curve_store.MAX_FILE_BYTES
+    try:
+        assert big.get(path, "ga", "v1", 10, 2) is None      # too large to read: ignored
+    finally:
+        curve_store.MAX_FILE_BYTES = saved
+
+
+def test_steps_keep_a_curve_small():
+    curve = np.concatenate([np.full(100, 0.5), np.full(300, 1.0)])
+    steps = curve_store.encode(curve)
+    assert steps == [[0, 0.5], [100, 1.0]]
+    assert np.array_equal(curve_store.decode(steps, 400), curve)
