@@ -219,6 +219,13 @@ def plot_curves(curves: dict, path: str, ylabel="% of optimum", marks: dict | No
     fig.savefig(path)
 
 
+def pop_flag(argv, flag: str) -> tuple[bool, list]:
+    """(whether `flag` is among the arguments (sys.argv's when argv is None), the others)."""
+    import sys
+    argv = list(sys.argv[1:] if argv is None else argv)
+    return flag in argv, [a for a in argv if a != flag]
+
+
 def main_with_plot(doc: str, name: str, run, argv=None):
     """`main` for benchmarks that can draw their curves: `--plot FILE.png` goes to run(quick, plot)."""
     import sys

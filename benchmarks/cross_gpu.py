@@ -21,8 +21,8 @@ import os
 
 import numpy as np
 
-from benchmarks import common, peers
-from benchmarks.leaderboard import landscape
+from benchmarks import common, curve_store, peers
+from benchmarks.leaderboard import DEFAULT, landscape, run_curves, transfer
 from benchmarks.common import markdown, machine
 
 BUDGETS = (25, 50, 100, 200, 400)
@@ -36,18 +36,6 @@ def groups(paths) -> list:
         r = Replay(p)
         by.setdefault(repr(sorted((k, [str(v) for v in r.values[k]]) for k in r.params)), []).append(str(p))
     return [g for g in by.values() if len(g) > 1]
-
-
-def _curve(job):
-    from autotune import tune
-    target, sources, budget, seed = job
-    task, truth = landscape(target)
-    if sources == "kernel_tuner":
-        return {s: peers.kernel_tuner_curve(target, s, budget, seed, truth.best_time) for s in peers.KERNEL_TUNER}
-    result = tune(task, budget=budget, seed=seed, progress=False, transfer=list(sources))
-    times = np.array([truth.time_of(r.config) for r in result.history])
-    curve = truth.best_time / np.minimum.accumulate(times)
-    return np.pad(curve, (0, budget - curve.size), mode="edge")
 
 
 def sources_hold_a_good_config(target, sources, top=25, share=0.95) -> bool:
@@ -67,7 +55,7 @@ def name(path) -> str:
     return os.path.basename(path).split(".json")[0]
 
 
-def run(quick: bool) -> str:
+def run(quick: bool, fresh: bool = False) -> str:
     from autotune.tuners import default_tuner
     files, where = common.datasets()
     budget = 50 if quick else max(BUDGETS)
@@ -76,14 +64,14 @@ def run(quick: bool) -> str:
     kt = peers.available()["kernel_tuner"] is not None
     plan = groups(files)[:1] if quick else groups(files)
     jobs = []
-    for group in plan:
-        for target in group:
-            others = tuple(p for p in group if p != target)
-            for s in seeds:
-                jobs += [(target, others, budget, s), (target, (), budget, s)] + \
-                    ([(target, "kernel_tuner", budget, s)] if kt else [])
-    with common.process_pool() as pool:
-        done = dict(zip(jobs, pool.map(_curve, jobs, chunksize=1)))
+    for s in seeds:                    # seed by seed: a stopped run leaves whole seeds in the store
+        for group in plan:
+            for target in group:
+                others = tuple(p for p in group if p != target)
+                jobs += [(target, transfer(others), budget, s), (target, DEFAULT, budget, s)] + \
+                    [(target, k, budget, s) for k in (peers.KERNEL_TUNER if kt else ())]
+    # the leaderboard's store: the no-transfer default and Kernel Tuner's curves are the same runs
+    done = run_curves(jobs, None if quick or fresh else curve_store.Store())
     rows, missed = [], []
     for group in plan:
         for target in group:
@@ -91,14 +79,14 @@ def run(quick: bool) -> str:
             task, _ = landscape(target)
             default = default_tuner(task, task.space)
             good = sources_hold_a_good_config(target, others)
-            med = {how: 100 * np.median([done[(target, src, budget, s)] for s in seeds], 0)
-                   for how, src in (("with", others), ("without", ()))}
+            med = {how: 100 * np.median([done[(target, src, budget, s)][0] for s in seeds], 0)
+                   for how, src in (("with", transfer(others)), ("without", DEFAULT))}
             cells = [name(target), ", ".join(name(o).rsplit("_", 1)[-1] if "_" in name(o) else name(o) for o in others),
                      "yes" if good else "no"]
             for b in budgets:
                 text = f"{med['with'][b - 1]:.1f} / {med['without'][b - 1]:.1f}"
                 if kt:
-                    best = max(np.median([done[(target, "kernel_tuner", budget, s)][k][b - 1] for s in seeds])
+                    best = max(np.median([done[(target, k, budget, s)][0][b - 1] for s in seeds])
                                for k in peers.KERNEL_TUNER)
                     text += f" / {100 * best:.1f}"
                 cells.append(text)
@@ -121,7 +109,8 @@ def run(quick: bool) -> str:
 
 
 def main(argv=None):
-    common.main(__doc__, "cross_gpu", run, argv)
+    fresh, argv = common.pop_flag(argv, "--fresh")   # measure every curve again, ignoring the store
+    common.main(__doc__, "cross_gpu", lambda quick: run(quick, fresh), argv)
 
 
 if __name__ == "__main__":

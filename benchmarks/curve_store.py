@@ -106,20 +106,27 @@ class Store:
         return self._docs[sha]
 
     def get(self, path, run: str, code: str, budget: int, seed: int):
-        """The stored curve, or None (absent, stale or malformed)."""
+        """(the stored curve, the chosen config's share of the optimum), or None (absent, stale or
+        malformed)."""
         entry = self._doc(path)["runs"].get(run)
         if not (isinstance(entry, dict) and entry.get("code") == code and entry.get("budget") == budget and
-                isinstance(entry.get("curves"), dict)):
+                isinstance(entry.get("curves"), dict) and isinstance(entry.get("chosen"), dict)):
             return None
-        return decode(entry["curves"].get(str(seed)), budget)
+        curve, chosen = decode(entry["curves"].get(str(seed)), budget), entry["chosen"].get(str(seed))
+        if curve is None or not (isinstance(chosen, (int, float)) and not isinstance(chosen, bool) and
+                                 0.0 <= chosen <= 1.0 + 1e-9):
+            return None
+        return curve, float(chosen)
 
-    def put(self, path, run: str, code: str, budget: int, seed: int, curve, write=True):
+    def put(self, path, run: str, code: str, budget: int, seed: int, curve, chosen: float, write=True):
+        """Keep one search's curve and the share of the optimum of the config it chose."""
         doc = self._doc(path)
         entry = doc["runs"].get(run)
         if not (isinstance(entry, dict) and entry.get("code") == code and entry.get("budget") == budget and
-                isinstance(entry.get("curves"), dict)):
-            entry = doc["runs"][run] = {"code": code, "budget": budget, "curves": {}}
+                isinstance(entry.get("curves"), dict) and isinstance(entry.get("chosen"), dict)):
+            entry = doc["runs"][run] = {"code": code, "budget": budget, "curves": {}, "chosen": {}}
         entry["curves"][str(seed)] = encode(curve)
+        entry["chosen"][str(seed)] = float(f"{chosen:.{DIGITS}g}")
         if write:
             self.flush(path)
 

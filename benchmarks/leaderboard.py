@@ -26,6 +26,7 @@ depend on how many).  `--quick` (CI's smoke run) takes three files, 2 seeds and 
 from __future__ import annotations
 
 import functools
+import hashlib
 import pathlib
 import tempfile
 from concurrent.futures import as_completed
@@ -102,35 +103,56 @@ def default_name(path) -> str:
     return default_tuner(task, task.space)
 
 
+def transfer(sources) -> tuple:
+    """The job's tuner for our default with other GPUs' files as transfer sources (cross_gpu)."""
+    return ("transfer", tuple(str(s) for s in sources))
+
+
 def _curve(job):
+    """(the curve of one search, the chosen config's share of the optimum).  A peer's choice is
+    the best it measured, whose recorded mean is the truth; ours measure noisy repeats of the
+    recording and choose by them (after re-timing the closest), so they may choose another."""
     path, tuner, budget, seed = job
     task, truth = landscape(path)
+    if isinstance(tuner, tuple):             # ("transfer", sources): the default, told the other GPUs
+        out = share_curve(task, default_name(path), budget, seed, truth, transfer=list(tuner[1]))
+        return out.curve, out.chosen
     if tuner in OURS or tuner == DEFAULT:
-        name = default_name(path) if tuner == DEFAULT else tuner
-        return share_curve(task, name, budget, seed, truth)[0]
-    return peers.peer_curve(path, tuner, budget, seed, truth.best_time)
+        out = share_curve(task, default_name(path) if tuner == DEFAULT else tuner, budget, seed, truth)
+        return out.curve, out.chosen
+    curve = peers.peer_curve(path, tuner, budget, seed, truth.best_time)
+    return curve, float(curve[-1])
 
 
-def code_of(tuner: str) -> str:
+def label_of(tuner) -> str:
+    """A job's tuner as the store names it: a transfer run by the hashes of its sources' files."""
+    if isinstance(tuner, tuple):
+        digest = hashlib.sha256("".join(sorted(curve_store.file_hash(s) for s in tuner[1])).encode())
+        return f"{DEFAULT}+transfer:{digest.hexdigest()[:16]}"
+    return tuner
+
+
+def code_of(tuner) -> str:
     """What decides a tuner's curves besides landscape, budget and seed (benchmarks.curve_store)."""
-    if tuner in OURS or tuner == DEFAULT:
+    if isinstance(tuner, tuple) or tuner in OURS or tuner == DEFAULT:
         return "ours " + curve_store.sources_hash(curve_store.OUR_SOURCES)
     lib = "optuna" if tuner in peers.OPTUNA else "kernel_tuner"
     return f"{lib} {peers.available()[lib]} " + curve_store.sources_hash(["benchmarks/peers.py"])
 
 
 def run_curves(jobs, store=None) -> dict:
-    """{job: curve} for (path, tuner, budget, seed) jobs, one process per core.  With a store
-    (benchmarks.curve_store.Store), the curves it holds are taken from it and each new one is
-    written to it as soon as it is measured, so that a stopped run resumes."""
+    """{job: (curve, chosen share)} for (path, tuner, budget, seed) jobs, one process per core.
+    With a store (benchmarks.curve_store.Store), the runs it holds are taken from it and each new
+    one is written to it as soon as it is measured, so that a stopped run resumes."""
     done, todo = {}, []
     codes = {t: code_of(t) for t in {j[1] for j in jobs}}
+    labels = {t: label_of(t) for t in codes}
     for job in jobs:
-        curve = store.get(job[0], job[1], codes[job[1]], job[2], job[3]) if store is not None else None
-        if curve is None:
+        kept = store.get(job[0], labels[job[1]], codes[job[1]], job[2], job[3]) if store is not None else None
+        if kept is None:
             todo.append(job)
         else:
-            done[job] = curve
+            done[job] = kept
     if todo:
         with common.process_pool() as pool:
             futures = {pool.submit(_curve, job): job for job in todo}
@@ -138,7 +160,7 @@ def run_curves(jobs, store=None) -> dict:
                 job = futures[future]
                 done[job] = future.result()
                 if store is not None:
-                    store.put(job[0], job[1], codes[job[1]], job[2], job[3], done[job])
+                    store.put(job[0], labels[job[1]], codes[job[1]], job[2], job[3], *done[job])
     return done
 
 
@@ -159,7 +181,7 @@ def standings(files, tuners, budget, seeds, done) -> dict:
         worst = float(np.max(times[np.isfinite(times)]))
         row = {"random (expected)": (100 * best / expected, 0.0)}
         for tuner in tuners:
-            curves = np.stack([done[(str(path), tuner, budget, s)] for s in seeds])
+            curves = np.stack([done[(str(path), tuner, budget, s)][0] for s in seeds])
             row[tuner] = (100 * np.median(curves, 0), score(curves, expected, best, worst))
         out[name] = row
     return out
@@ -210,10 +232,14 @@ def run(quick: bool, plot: str | None = None, fresh: bool = False) -> str:
     order = sorted([DEFAULT, *OURS, *peer_names], key=lambda t: -avg[t])
     label = {DEFAULT: f"ours: default ({', '.join(defaults)})", **{t: f"ours: {t}" for t in OURS},
              **{t: f"Kernel Tuner: {t}" for t in peers.KERNEL_TUNER}, "optuna_tpe": "Optuna: TPE"}
+    # what a user gets: the config the tuner chose after the whole budget, by its true time
+    chosen = {t: np.mean([np.median([done[(str(p), t, budget, s)][1] for s in seeds]) for _, p in files])
+              for t in order}
     board = [[label[t], f"{avg[t]:.3f}", *(f"{np.mean([row[t][0][b - 1] for row in table.values()]):.1f}"
-                                          for b in budgets)] for t in order]
+                                          for b in budgets), f"{100 * chosen[t]:.1f}"] for t in order]
     text = ("Overall (mean over landscapes):\n\n" +
-            markdown(["tuner", "average score", *(f"mean % after {b}" for b in budgets)], board))
+            markdown(["tuner", "average score", *(f"mean % after {b}" for b in budgets),
+                      f"config chosen after {budget}: mean %"], board))
     rows = []
     for name, row in table.items():
         best_peer = max(peer_names, key=lambda p: row[p][1]) if peer_names else None
@@ -243,10 +269,7 @@ def run(quick: bool, plot: str | None = None, fresh: bool = False) -> str:
 
 
 def main(argv=None):
-    import sys
-    argv = list(sys.argv[1:] if argv is None else argv)
-    fresh = "--fresh" in argv      # measure every curve again, ignoring (and not writing) the store
-    argv = [a for a in argv if a != "--fresh"]
+    fresh, argv = common.pop_flag(argv, "--fresh")   # measure every curve again, ignoring the store
     common.main_with_plot(__doc__, "leaderboard", lambda quick, plot: run(quick, plot, fresh), argv)
 
 

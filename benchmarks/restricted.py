@@ -66,7 +66,7 @@ def run(quick: bool) -> str:
     for shape, (path, product, kept) in files.items():
         med = {}
         for tuner in tuners:
-            pct = 100 * np.stack([done[(str(path), tuner, budget, s)] for s in seeds])
+            pct = 100 * np.stack([done[(str(path), tuner, budget, s)][0] for s in seeds])
             m, cells = median_cells(pct, budgets)
             med[tuner] = [round(float(m[b - 1]), 1) for b in budgets]
             label = f"{tuner} (default)" if tuner == default else tuner

@@ -18,9 +18,9 @@ def test_a_curve_comes_back_as_it_went_in(tmp_path):
     path = landscape(tmp_path)
     curve = np.maximum.accumulate(np.random.default_rng(1).random(400))
     store = Store(tmp_path / "store")
-    store.put(path, "ga", "v1", 400, 3, curve)
-    again = Store(tmp_path / "store").get(path, "ga", "v1", 400, 3)       # read back from the file
-    assert np.allclose(again, curve, rtol=1e-6)
+    store.put(path, "ga", "v1", 400, 3, curve, 1.0)
+    again, chosen = Store(tmp_path / "store").get(path, "ga", "v1", 400, 3)   # read back from the file
+    assert np.allclose(again, curve, rtol=1e-6) and chosen == 1.0
     assert Store(tmp_path / "store").get(path, "ga", "v1", 400, 4) is None      # another seed
     assert Store(tmp_path / "store").get(path, "ga", "v2", 400, 3) is None      # other code: stale
     assert Store(tmp_path / "store").get(path, "ga", "v1", 200, 3) is None      # other budget
@@ -29,7 +29,7 @@ def test_a_curve_comes_back_as_it_went_in(tmp_path):
 def test_another_landscape_file_is_another_entry(tmp_path):
     path = landscape(tmp_path)
     store = Store(tmp_path / "store")
-    store.put(path, "ga", "v1", 10, 0, np.linspace(0.1, 1, 10))
+    store.put(path, "ga", "v1", 10, 0, np.linspace(0.1, 1, 10), 1.0)
     (tmp_path / "gemm_X.json").write_text('{"changed": 1}')            # same name, new content
     assert Store(tmp_path / "store").get(path, "ga", "v1", 10, 0) is None
 
@@ -37,8 +37,8 @@ def test_another_landscape_file_is_another_entry(tmp_path):
 def test_new_code_replaces_the_stale_curves(tmp_path):
     path = landscape(tmp_path)
     store = Store(tmp_path / "store")
-    store.put(path, "ga", "v1", 10, 0, np.linspace(0.1, 1, 10))
-    store.put(path, "ga", "v2", 10, 1, np.ones(10))
+    store.put(path, "ga", "v1", 10, 0, np.linspace(0.1, 1, 10), 1.0)
+    store.put(path, "ga", "v2", 10, 1, np.ones(10), 1.0)
     fresh = Store(tmp_path / "store")
     assert fresh.get(path, "ga", "v1", 10, 0) is None and fresh.get(path, "ga", "v2", 10, 1) is not None
 
@@ -47,7 +47,7 @@ def test_damaged_entries_and_files_cost_only_themselves(tmp_path):
     path = landscape(tmp_path)
     store = Store(tmp_path / "store")
     for seed in range(3):
-        store.put(path, "ga", "v1", 10, seed, np.linspace(0.1, 1, 10))
+        store.put(path, "ga", "v1", 10, seed, np.linspace(0.1, 1, 10), 1.0)
     (f,) = (tmp_path / "store").glob("*.json")
     doc = json.loads(f.read_text())
     curves = doc["runs"]["ga"]["curves"]
