@@ -226,6 +226,19 @@ def pop_flag(argv, flag: str) -> tuple[bool, list]:
     return flag in argv, [a for a in argv if a != flag]
 
 
+def pop_count(argv, option: str) -> tuple[int | None, list]:
+    """(the positive int given after `option`, or None if it is absent; the other arguments)."""
+    import sys
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if option not in argv:
+        return None, argv
+    i = argv.index(option)
+    value = argv[i + 1] if i + 1 < len(argv) else ""
+    if not (value.isdigit() and int(value) > 0):
+        raise SystemExit(f"{option} needs a positive whole number, got {value!r}")
+    return int(value), argv[:i] + argv[i + 2:]
+
+
 def main_with_plot(doc: str, name: str, run, argv=None):
     """`main` for benchmarks that can draw their curves: `--plot FILE.png` goes to run(quick, plot)."""
     import sys

@@ -44,6 +44,7 @@ class ModelBasedTuner(Tuner):
         self.gate = bool(gate)
         self.rng = np.random.default_rng(seed)
         self.plan: list = []
+        self.planned_at = 0             # measurements done when the plan was made
         self.measured: dict = {}        # pool index -> time (inf when the config failed, None when proposed)
         self.trained_on = 0
         self.model = None
@@ -139,8 +140,12 @@ class ModelBasedTuner(Tuner):
     def next_batch(self, n):
         self._setup()
         out = []
+        done = sum(t is not None for t in self.measured.values())
+        if self.plan and done - self.planned_at >= self.batch:
+            self.plan = []          # a batch's worth measured since (by others: a portfolio): plan again
         while len(out) < n:
             if not self.plan:
+                self.planned_at = done
                 self.plan = self._make_plan()
                 if not self.plan:
                     break
