@@ -32,11 +32,36 @@ class Rounding:
         return out
 
 
-def cast(x, dtype, bitcast=False, **_):
+ROUNDINGS = ("rtne", "rtz")
+
+
+def toward_zero(v: np.ndarray, dtype) -> np.ndarray:
+    """Float values rounded toward zero to `dtype` (in its container): the nearest value, moved
+    one step toward zero where it lies farther from zero than the value (a finite value that
+    rounds to infinity becomes the largest finite one).  Floats are sign and magnitude, so one
+    step toward zero is one less in the magnitude's bits."""
+    wide = v.astype(np.float64, copy=False)
+    near = round_to(v.astype(np.float64 if dtype is D.float64 else np.float32, copy=False), dtype)
+    away = np.isfinite(wide) & (np.abs(near.astype(np.float64)) > np.abs(wide))
+    bits = np.ascontiguousarray(near.astype(dtype.np)).view(f"u{dtype.bits // 8}").copy()
+    bits[away] -= 1
+    return bits.view(dtype.np).astype(dtype.container)
+
+
+def cast(x, dtype, fp_downcast_rounding=None, bitcast=False, **_):
     x = to_tensor(x)
     dtype = constexpr_value(dtype)
+    fp_downcast_rounding = constexpr_value(fp_downcast_rounding)
     if x.buf is not None or isinstance(dtype, D.pointer_type):
         return FROM_ABOVE["cast_from_pointer" if x.buf is not None else "cast_to_pointer"](x, dtype)
+    if fp_downcast_rounding is not None:
+        if fp_downcast_rounding not in ROUNDINGS:
+            raise ValueError(f"fp_downcast_rounding must be one of {ROUNDINGS}, got {fp_downcast_rounding!r}")
+        if bitcast or not (x.dtype.is_floating() and dtype.is_floating() and dtype.bits < x.dtype.bits):
+            raise ValueError("fp_downcast_rounding should be set only for truncating fp conversions: source "
+                             f"type is {x.dtype} and destination type is {dtype}")
+        if fp_downcast_rounding == "rtz":
+            return tensor(toward_zero(x.v, dtype), dtype, x.shape)
     if x.dtype is dtype:
         return x
     if bitcast:
@@ -60,4 +85,5 @@ def cast(x, dtype, bitcast=False, **_):
     return tensor(out, dtype, x.shape)
 
 
-tensor.to = lambda self, dtype, bitcast=False, **_: cast(self, dtype, bitcast=bitcast)
+tensor.to = lambda self, dtype, fp_downcast_rounding=None, bitcast=False, **_: \
+    cast(self, dtype, fp_downcast_rounding=fp_downcast_rounding, bitcast=bitcast)

@@ -91,8 +91,68 @@ class dtype:
     def primitive_bitwidth(self):
         return self.bits
 
-    def __repr__(self):
+    # Triton's attributes of a type, read by kernels and by Triton's own tests
+    class SIGNEDNESS:
+        SIGNED, UNSIGNED = 0, 1
+
+    @property
+    def int_bitwidth(self):
+        if not self.is_int():
+            raise AttributeError(f"{self.name} is not an integer type: it has no int_bitwidth")
+        return self.bits
+
+    @property
+    def int_signedness(self):
+        if not self.is_int():
+            raise AttributeError(f"{self.name} is not an integer type: it has no int_signedness")
+        return dtype.SIGNEDNESS.SIGNED if self.kind == "i" else dtype.SIGNEDNESS.UNSIGNED
+
+    @property
+    def fp_mantissa_width(self):
+        if not self.is_floating():
+            raise AttributeError(f"{self.name} is not a floating type: it has no fp_mantissa_width")
+        return FLOAT_FORMATS[self.name][0]
+
+    @property
+    def exponent_bias(self):
+        if not self.is_floating():
+            raise AttributeError(f"{self.name} is not a floating type: it has no exponent_bias")
+        return FLOAT_FORMATS[self.name][1]
+
+    def is_standard_floating(self):
+        return self.name in ("fp16", "bf16", "fp32", "fp64")
+
+    def is_int1(self):
+        return self.kind == "b"
+
+    def is_void(self):
+        return False
+
+    def is_block(self):
+        return False
+
+    def get_int_max_value(self):
+        if not self.is_int():
+            raise RuntimeError(f"{self.name} is not an integer type")
+        return (1 << (self.bits - 1)) - 1 if self.kind == "i" else (1 << self.bits) - 1
+
+    def get_int_min_value(self):
+        if not self.is_int():
+            raise RuntimeError(f"{self.name} is not an integer type")
+        return -(1 << (self.bits - 1)) if self.kind == "i" else 0
+
+    def codegen_name(self):
         return self.name
+
+    @property
+    def cache_key_part(self) -> str:
+        return self.name
+
+    def __str__(self):
+        return self.name
+
+    def __repr__(self):
+        return f"triton.language.{self.name}"
 
     def __eq__(self, other):
         if isinstance(other, constexpr):
@@ -137,6 +197,11 @@ class dtype:
         return (_by_name, (self.name,))
 
 
+class const:
+    """Triton's annotation of a pointer to memory the kernel only reads (`x_ptr: tl.const`): it
+    changes nothing here, as it changes nothing in what a kernel computes."""
+
+
 class pointer_type:
     """The type of a pointer tensor: offsets (int64, in elements) into one argument's memory."""
 
@@ -171,6 +236,11 @@ class pointer_type:
         return hash(("ptr", self.element_ty.name))
 
 
+# the mantissa bits and exponent bias of each float format (Triton's dtype.fp_mantissa_width and
+# exponent_bias)
+FLOAT_FORMATS = {"fp16": (10, 15), "bf16": (7, 127), "fp32": (23, 127), "fp64": (52, 1023),
+                 "fp8e4nv": (3, 7), "fp8e5": (2, 15), "fp8e4b8": (3, 8), "fp8e5b16": (2, 16)}
+
 int1 = dtype("int1", np.bool_, np.bool_, "b", 1)
 int8 = dtype("int8", np.int8, np.int8, "i", 8)
 int16 = dtype("int16", np.int16, np.int16, "i", 16)
@@ -190,6 +260,7 @@ float8e4nv = dtype("fp8e4nv", ml_dtypes.float8_e4m3fn, np.float32, "f", 8)
 float8e5 = dtype("fp8e5", ml_dtypes.float8_e5m2, np.float32, "f", 8)
 float8e4b8 = dtype("fp8e4b8", ml_dtypes.float8_e4m3fnuz, np.float32, "f", 8)
 float8e5b16 = dtype("fp8e5b16", ml_dtypes.float8_e5m2fnuz, np.float32, "f", 8)
+pi32_t = pointer_type(int32)
 FP8 = (float8e4nv, float8e5, float8e4b8, float8e5b16)
 
 ALL = (int1, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, bfloat16, float32, float64) + FP8

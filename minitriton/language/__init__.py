@@ -1,6 +1,7 @@
 """`import minitriton.language as tl`: the block language, Triton's names and meanings."""
 from ..dtypes import (dtype, pointer_type, int1, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
-                     float16, bfloat16, float32, float64, float8e4nv, float8e5, float8e4b8, float8e5b16)
+                     float16, bfloat16, float32, float64, float8e4nv, float8e5, float8e4b8, float8e5b16,
+                     const, pi32_t)
 from ..tensor import tensor, constexpr
 from .. import tensor as _tensor
 from ..arithmetic import program_id, num_programs, arange, full, zeros, zeros_like, full_like, cdiv
@@ -36,7 +37,7 @@ _tensor.FROM_ABOVE["methods"].update(logical_and=logical_and, logical_or=logical
 
 # Triton names not implemented yet: using one says so by name (issue 7), never a wrong result.
 TRITON_MAX_TENSOR_NUMEL = 1 << 20
-NOT_YET = ("block_type", "function_type", "const", "void", "dot_scaled", "make_tensor_descriptor", "float8e4b15", "inline_asm_elementwise")
+NOT_YET = ("block_type", "function_type", "void", "dot_scaled", "make_tensor_descriptor", "float8e4b15", "inline_asm_elementwise")
 
 
 def __getattr__(name):

@@ -1,0 +1,81 @@
+"""Element types as Triton states them (issue 28): the attributes Triton's tests and kernels read
+off a dtype, its printed name, and conversions that round toward zero."""
+import ml_dtypes
+import numpy as np
+import pytest
+
+import minitriton as mt
+import minitriton.language as tl
+
+
+@mt.jit
+def downcast_kernel(x_ptr, y_ptr, N: tl.constexpr, DST: tl.constexpr, MODE: tl.constexpr):
+    offs = tl.arange(0, N)
+    x = tl.load(x_ptr + offs)
+    tl.store(y_ptr + offs, x.to(DST, fp_downcast_rounding=MODE))
+
+
+def values(n=4096, seed=0):
+    rng = np.random.default_rng(seed)
+    x = (rng.standard_normal(n) * np.exp2(rng.integers(-20, 20, n))).astype(np.float32)
+    x[:6] = [70000.0, -70000.0, 65504.0, 1.0 + 2.0 ** -11, -(1.0 + 3 * 2.0 ** -12), 0.0]
+    return x
+
+
+def test_rtz_to_fp16_rounds_toward_zero():
+    x = values()
+    y = np.empty(x.size, np.float16)
+    downcast_kernel[(1,)](x, y, N=x.size, DST=tl.float16, MODE="rtz")
+    with np.errstate(over="ignore"):
+        near = x.astype(np.float16)                  # numpy: to nearest, ties to even
+    farther = np.abs(near.astype(np.float64)) > np.abs(x.astype(np.float64))
+    expect = np.where(farther, np.nextafter(near, np.float16(0)), near)
+    assert np.array_equal(y.view(np.uint16), expect.view(np.uint16))
+    assert y[0] == 65504 and y[1] == -65504            # no rounding up to infinity
+    assert y[3] == 1.0 and farther.sum() > 1000        # half of the values differ from round-to-nearest
+
+
+def test_rtz_to_bf16_truncates_the_fp32_bits():
+    x = values(seed=1)
+    y = np.empty(x.size, ml_dtypes.bfloat16)
+    downcast_kernel[(1,)](x, y, N=x.size, DST=tl.bfloat16, MODE="rtz")
+    expect = (x.view(np.uint32) >> 16).astype(np.uint16)   # bf16 is fp32's top half: rtz drops the rest
+    assert np.array_equal(y.view(np.uint16), expect)
+    y_near = np.empty(x.size, ml_dtypes.bfloat16)
+    downcast_kernel[(1,)](x, y_near, N=x.size, DST=tl.bfloat16, MODE="rtne")
+    assert np.array_equal(y_near.view(np.uint16), x.astype(ml_dtypes.bfloat16).view(np.uint16))
+
+
+def test_rounding_is_refused_where_triton_refuses_it():
+    x = values(64)
+    with pytest.raises(ValueError, match="only for truncating fp conversions"):
+        downcast_kernel[(1,)](x, np.empty(64, np.int32), N=64, DST=tl.int32, MODE="rtz")
+    with pytest.raises(ValueError, match="fp_downcast_rounding must be one of"):
+        downcast_kernel[(1,)](x, np.empty(64, np.float16), N=64, DST=tl.float16, MODE="up")
+
+
+def test_dtype_attributes_as_triton_has_them():
+    assert repr(tl.int8) == "triton.language.int8" and str(tl.float16) == "fp16"
+    assert (tl.float16.fp_mantissa_width, tl.bfloat16.fp_mantissa_width, tl.float32.fp_mantissa_width,
+            tl.float64.fp_mantissa_width, tl.float8e4nv.fp_mantissa_width, tl.float8e5.fp_mantissa_width) == \
+        (10, 7, 23, 52, 3, 2)
+    assert (tl.float16.exponent_bias, tl.bfloat16.exponent_bias, tl.float8e4nv.exponent_bias) == (15, 127, 7)
+    assert tl.int16.int_bitwidth == 16 and tl.uint8.int_signedness == tl.dtype.SIGNEDNESS.UNSIGNED
+    assert tl.int8.int_signedness == tl.dtype.SIGNEDNESS.SIGNED and tl.int1.is_int_unsigned()
+    assert tl.int8.get_int_max_value() == 127 and tl.uint16.get_int_max_value() == 65535
+    assert tl.int32.get_int_min_value() == -2 ** 31
+    with pytest.raises(AttributeError, match="not a floating type"):
+        tl.int32.fp_mantissa_width
+    assert tl.pi32_t == tl.pointer_type(tl.int32) and tl.pi32_t.element_ty is tl.int32
+
+
+@mt.jit
+def const_kernel(x_ptr: tl.const, y_ptr, N: tl.constexpr):
+    offs = tl.arange(0, N)
+    tl.store(y_ptr + offs, tl.load(x_ptr + offs) * 2)
+
+
+def test_a_pointer_annotated_const_reads_as_any_other():
+    x, y = np.arange(8, dtype=np.float32), np.zeros(8, np.float32)
+    const_kernel[(1,)](x, y, N=8)
+    assert np.array_equal(y, 2 * x)
