@@ -547,12 +547,19 @@ def _install_operators():
 
 
 # ---------------------------------------------------------------- creation
+def _grid_axis(axis, what):
+    axis = constexpr_value(axis)
+    if isinstance(axis, bool) or axis not in (0, 1, 2):
+        raise ValueError(f"{what} axis must be 0, 1, or 2 but got {axis!r}")
+    return int(axis)
+
+
 def program_id(axis):
-    return tensor(None, D.int32, (), aff=(context.current().program_ids(constexpr_value(axis)), ()))
+    return tensor(None, D.int32, (), aff=(context.current().program_ids(_grid_axis(axis, "program_id")), ()))
 
 
 def num_programs(axis):
-    return to_tensor(context.current().grid[constexpr_value(axis)])
+    return to_tensor(context.current().grid[_grid_axis(axis, "num_programs")])
 
 
 def arange(start, end):

@@ -48,7 +48,16 @@ def _with_shape(x: tensor, shape, steps=None):
 
 def expand_dims(x, axis):
     axis = constexpr_value(axis)
-    axes = sorted(a % (len(x.shape) + 1) for a in (axis if isinstance(axis, (tuple, list)) else [axis]))
+    ndim = len(x.shape) + (len(axis) if isinstance(axis, (tuple, list)) else 1)
+    axes = []
+    for a in (axis if isinstance(axis, (tuple, list)) else [axis]):
+        a = constexpr_value(a)
+        if isinstance(a, bool) or not isinstance(a, (int, np.integer)) or not -ndim <= a < ndim:
+            raise ValueError(f"expand_dims: invalid axis {a!r}; expected an int with {-ndim} <= axis < {ndim}")
+        axes.append(int(a) % ndim)
+    if len(set(axes)) != len(axes):
+        raise ValueError(f"expand_dims received duplicate axes, normalized axes = {axes}")
+    axes.sort()
     shape, steps = list(x.shape), list(x.aff[1]) if x.aff is not None else None
     for a in axes:
         shape.insert(a, 1)
@@ -57,8 +66,11 @@ def expand_dims(x, axis):
     return _with_shape(x, tuple(shape), tuple(steps) if steps is not None else None)
 
 
-def reshape(x, shape, can_reorder=False):
-    shape = tuple(int(constexpr_value(s)) for s in (constexpr_value(shape) if isinstance(constexpr_value(shape), (tuple, list)) else [shape]))
+def reshape(x, *shape, can_reorder=False):
+    """`tl.reshape(x, (a, b))` or `tl.reshape(x, a, b)`, as Triton takes either."""
+    if len(shape) == 1 and isinstance(constexpr_value(shape[0]), (tuple, list)):
+        shape = constexpr_value(shape[0])
+    shape = tuple(int(constexpr_value(s)) for s in shape)
     if math.prod(shape) != x.numel:
         raise ValueError(f"cannot reshape a block of shape {list(x.shape)} to {list(shape)}")
     return _with_shape(x, shape)
@@ -113,5 +125,4 @@ def trans(x, *dims):
 
 tensor.__getitem__ = _getitem
 tensor.T = property(lambda self: trans(self))
-tensor.reshape = lambda self, *shape, **kw: reshape(
-    self, shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape, **kw)
+tensor.reshape = lambda self, *shape, **kw: reshape(self, *shape, **kw)

@@ -79,3 +79,48 @@ def test_a_pointer_annotated_const_reads_as_any_other():
     x, y = np.arange(8, dtype=np.float32), np.zeros(8, np.float32)
     const_kernel[(1,)](x, y, N=8)
     assert np.array_equal(y, 2 * x)
+
+
+# ---------------------------------------------------------------- shapes and checks Triton makes
+@mt.jit
+def expand_kernel(y_ptr, AXIS: tl.constexpr):
+    x = tl.arange(0, 4)
+    y = tl.expand_dims(x, AXIS)
+    tl.store(y_ptr + tl.arange(0, 4), tl.reshape(y, 4))
+
+
+def test_expand_dims_refuses_an_invalid_or_repeated_axis():
+    y = np.zeros(4, np.int32)
+    expand_kernel[(1,)](y, AXIS=-2)
+    assert np.array_equal(y, np.arange(4))
+    with pytest.raises(ValueError, match="invalid axis 2"):
+        expand_kernel[(1,)](y, AXIS=2)
+    with pytest.raises(ValueError, match="duplicate axes"):
+        expand_kernel[(1,)](y, AXIS=(0, -3))    # both the first axis of the rank-3 result
+
+
+@mt.jit
+def reshape_kernel(y_ptr):
+    x = tl.arange(0, 8)
+    a = tl.reshape(x, 2, 4)            # the shape as separate arguments
+    b = x.reshape(4, 2).reshape((2, 4))
+    tl.store(y_ptr + tl.arange(0, 2)[:, None] * 4 + tl.arange(0, 4)[None, :], a + b)
+
+
+def test_reshape_takes_the_shape_as_one_tuple_or_separate_arguments():
+    y = np.zeros(8, np.int32)
+    reshape_kernel[(1,)](y)
+    assert np.array_equal(y, 2 * np.arange(8))
+
+
+@mt.jit
+def pid_kernel(y_ptr, AXIS: tl.constexpr):
+    tl.store(y_ptr, tl.program_id(AXIS) + tl.num_programs(AXIS))
+
+
+def test_program_id_axis_must_be_0_1_or_2():
+    y = np.zeros(1, np.int32)
+    pid_kernel[(1, 1, 3)](y, AXIS=2)
+    assert y[0] in (3, 4, 5)
+    with pytest.raises(ValueError, match="program_id axis must be 0, 1, or 2 but got 3"):
+        pid_kernel[(1,)](y, AXIS=3)
