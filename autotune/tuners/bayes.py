@@ -12,7 +12,8 @@ program features, no sketches), and its cost grows with the cube of the measurem
 suits the small spaces people hand-define (thousands of configs), not HypoGPU's full matmul space.
 
 Three choices make it fit GPU landscapes rather than smooth test functions (each measured on
-the recorded landscapes of benchmarks/replay.py, median of 20-40 seeds):
+the three recorded landscapes of the replay benchmark (now benchmarks/leaderboard.py), median of
+20-40 seeds):
 - Sizes on a log scale: a numeric knob whose positive values span more than a factor of two
   (block and tile sizes) is placed by its logarithm, since halving a block matters about as
   much at 32 as at 256; other numbers by value, anything else by position.  Scaled to [0, 1].

@@ -5,7 +5,7 @@ The default for small spaces known only by their knobs is "bayes_ansor": a Gauss
 for the first 200 measurements (it finds good regions of a real GPU's landscape in a few dozen,
 where a tree model is still guessing), then Ansor's evolutionary search, warm-started by all of
 them (a GP settles on its best region; Ansor's population keeps crossing to others).  Measured
-on the three real landscapes of issue 12 (benchmarks/replay.py): handing over after 200 rather
+on the three real landscapes of issue 12 (the replay benchmark, now benchmarks/leaderboard.py): handing over after 200 rather
 than 100 found convolution's optimum within 200 measurements in 34 of 40 seeds instead of 24
 (same results before; the GP's rounds past 100 cost about 0.1 s each).
 """
