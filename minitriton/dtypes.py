@@ -374,7 +374,8 @@ def argument_dtype(x) -> dtype:
             return uint64
         if -2**63 <= x < 2**63:
             return int64
-        raise ValueError(f"integer argument {x} is not representable in 64 bits")
+        # Triton's launcher packs it into 64 bits and raises OverflowError
+        raise OverflowError(f"integer argument {x} is not representable in 64 bits")
     if isinstance(x, float):
         return float32
     raise TypeError(f"unsupported scalar argument {x!r}")

@@ -318,7 +318,10 @@ class JITFunction:
                 values[name] = argument_pointer(buffers[name])
             elif name not in self.constexprs and isinstance(a, (bool, int, float, np.number, np.bool_)) \
                     and not (type(a) is int and a == 1):  # Triton specializes 1 to a constant
-                values[name] = argument(a)
+                try:
+                    values[name] = argument(a)
+                except OverflowError as e:
+                    raise OverflowError(f"kernel '{self.__name__}', argument '{name}': {e}") from None
             else:
                 values[name] = a
         storages = list({id(b.storage): b.storage for b in buffers.values()}.values())

@@ -124,3 +124,17 @@ def test_program_id_axis_must_be_0_1_or_2():
     assert y[0] in (3, 4, 5)
     with pytest.raises(ValueError, match="program_id axis must be 0, 1, or 2 but got 3"):
         pid_kernel[(1,)](y, AXIS=3)
+
+
+@mt.jit
+def scalar_kernel(y_ptr, v):
+    tl.store(y_ptr, v)
+
+
+def test_an_integer_argument_out_of_64_bits_raises_overflow_error():
+    y = np.zeros(1, np.uint64)
+    scalar_kernel[(1,)](y, 2 ** 64 - 1)                  # uint64, as Triton types it
+    assert y[0] == 2 ** 64 - 1
+    for v in (2 ** 64, -2 ** 63 - 1):
+        with pytest.raises(OverflowError, match="argument 'v': integer argument .* not representable in 64 bits"):
+            scalar_kernel[(1,)](np.zeros(1, np.int64), v)
