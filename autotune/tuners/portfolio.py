@@ -28,7 +28,7 @@ import functools
 import math
 
 from .ansor import AnsorTuner
-from .base import Tuner
+from .base import Team
 from .bayes import BayesTuner
 from .evolution import EvolutionTuner
 from .local import LocalTuner
@@ -41,7 +41,7 @@ WINDOW = 500        # proposals the bandit remembers
 BATCH = 1           # proposals per call: each measurement informs the bandit's next choice
 
 
-class PortfolioTuner(Tuner):
+class PortfolioTuner(Team):
     name = "portfolio"
     techniques = TECHNIQUES
     first = GP_FIRST
@@ -56,19 +56,8 @@ class PortfolioTuner(Tuner):
         self.best = math.inf
         self.measured = 0
 
-    def settings(self) -> dict:
-        return {"tuner": self.name, "seed": self.seed}
-
-    def _share(self):
-        for t in self.tuners:
-            t.task = self.task
-            if t.space is None and t.configs is None:
-                t.space, t.configs = self.space, self.configs
-
     def update(self, records):
         records = list(records)
-        super().update(records)
-        self._share()
         for rec in records:
             t = rec.time if rec.ok and rec.time > 0 else math.inf
             who = self.proposer.pop(rec.config, None)
@@ -76,9 +65,7 @@ class PortfolioTuner(Tuner):
                 self.history.append((who, t < self.best))
             self.best = min(self.best, t)
         self.history = self.history[-WINDOW:]
-        self.measured += len(records)
-        for t in self.tuners:
-            t.update(records)
+        super().update(records)
 
     def credit(self, name) -> float:
         """The area under the curve of this search's improvements in the window, plus its bonus."""
@@ -102,7 +89,4 @@ class PortfolioTuner(Tuner):
                 self.proposer.update((c, name) for c in got)
                 out = got
             tried.add(name)
-        for t in self.tuners:
-            t.seen.update(out)
-        self.seen.update(out)
-        return out
+        return self._proposed(out)

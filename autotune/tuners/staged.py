@@ -14,11 +14,11 @@ from __future__ import annotations
 import functools
 
 from .ansor import AnsorTuner
-from .base import Tuner
+from .base import Team
 from .bayes import BayesTuner
 
 
-class StagedTuner(Tuner):
+class StagedTuner(Team):
     name = "staged"
     stages: tuple = ()      # (Tuner class or factory(space, configs, seed), measurements it proposes or None for the rest)
 
@@ -26,24 +26,6 @@ class StagedTuner(Tuner):
         super().__init__(space, configs, seed)
         self.tuners = [cls(space, configs, seed) for cls, _ in self.stages]
         self.measured = 0
-
-    def settings(self) -> dict:
-        return {"tuner": self.name, "seed": self.seed}
-
-    def _share(self):
-        """Every stage sees the space, config list and task this one was given."""
-        for t in self.tuners:
-            t.task = self.task
-            if t.space is None and t.configs is None:
-                t.space, t.configs = self.space, self.configs
-
-    def update(self, records):
-        records = list(records)
-        super().update(records)
-        self._share()
-        self.measured += len(records)
-        for t in self.tuners:
-            t.update(records)
 
     def next_batch(self, n):
         self._share()
@@ -55,10 +37,7 @@ class StagedTuner(Tuner):
                 if out or end is None:
                     break
             start = end
-        for t in self.tuners:
-            t.seen.update(out)
-        self.seen.update(out)
-        return out
+        return self._proposed(out)
 
 
 class BayesAnsorTuner(StagedTuner):
