@@ -132,8 +132,12 @@ def _curve(job):
     return curve, float(curve[-1])
 
 
-def label_of(tuner) -> str:
-    """A job's tuner as the store names it: a transfer run by the hashes of its sources' files."""
+def label_of(tuner, path=None) -> str:
+    """A job's tuner as the store names it: a transfer run by the hashes of its sources' files;
+    the default by the tuner it is for that landscape (given its path), so that its runs are
+    that tuner's and are measured once."""
+    if tuner == DEFAULT and path is not None:
+        return default_name(path)
     if isinstance(tuner, tuple):
         digest = hashlib.sha256("".join(sorted(curve_store.file_hash(s) for s in tuner[1])).encode())
         return f"{DEFAULT}+transfer:{digest.hexdigest()[:16]}"
@@ -149,26 +153,31 @@ def code_of(tuner) -> str:
 
 
 def run_curves(jobs, store=None) -> dict:
-    """{job: (curve, chosen share)} for (path, tuner, budget, seed) jobs, one process per core.
-    With a store (benchmarks.curve_store.Store), the runs it holds are taken from it and each new
-    one is written to it as soon as it is measured, so that a stopped run resumes."""
-    done, todo = {}, []
+    """{job: (curve, chosen share)} for (path, tuner, budget, seed) jobs, one process per core;
+    the default and the tuner it is on a landscape are one run.  With a store
+    (benchmarks.curve_store.Store), the runs it holds are taken from it and each new one is
+    written to it as soon as it is measured, so that a stopped run resumes."""
     codes = {t: code_of(t) for t in {j[1] for j in jobs}}
-    labels = {t: label_of(t) for t in codes}
+    same = {}                                   # (path, label, budget, seed) -> the jobs it answers
     for job in jobs:
-        kept = store.get(job[0], labels[job[1]], codes[job[1]], job[2], job[3]) if store is not None else None
+        same.setdefault((job[0], label_of(job[1], job[0]), job[2], job[3]), []).append(job)
+    done, todo = {}, []
+    for key, asked in same.items():
+        code = codes[asked[0][1]]
+        kept = store.get(key[0], key[1], code, key[2], key[3]) if store is not None else None
         if kept is None:
-            todo.append(job)
+            todo.append(key)
         else:
-            done[job] = kept
+            done.update((job, kept) for job in asked)
     if todo:
         with common.process_pool() as pool:
-            futures = {pool.submit(_curve, job): job for job in todo}
+            futures = {pool.submit(_curve, same[key][0]): key for key in todo}
             for future in as_completed(futures):
-                job = futures[future]
-                done[job] = future.result()
+                key = futures[future]
+                out = future.result()
+                done.update((job, out) for job in same[key])
                 if store is not None:
-                    store.put(job[0], labels[job[1]], codes[job[1]], job[2], job[3], *done[job])
+                    store.put(*key[:2], codes[same[key][0][1]], *key[2:], *out)
     return done
 
 

@@ -1,5 +1,7 @@
 """The leaderboard's scoring (benchmarks/leaderboard.py) and smoke runs of the issue-27 benchmarks
 (their --quick settings), with our tuners only: the peers are an optional extra."""
+import pathlib
+
 import numpy as np
 import pytest
 
@@ -34,3 +36,16 @@ def test_the_benchmarks_quick_runs(monkeypatch):
     assert "random sampling (expected)" in text and "Goals:" in text
     text = cross_gpu.run(quick=True)
     assert "with / without" in text and "Goals:" in text
+
+
+def test_the_default_and_the_tuner_it_is_share_one_stored_run(tmp_path):
+    from benchmarks.curve_store import Store
+    path = str(next(pathlib.Path("datasets").glob("pnpoly_*.json.gz")))
+    name = leaderboard.default_name(path)
+    store = Store(tmp_path / "store")
+    done = leaderboard.run_curves([(path, leaderboard.DEFAULT, 12, 0), (path, name, 12, 0)], store)
+    (a, chosen_a), (b, chosen_b) = done.values()
+    assert np.array_equal(a, b) and chosen_a == chosen_b and 0 < chosen_a <= 1
+    stored = store.get(path, name, leaderboard.code_of(name), 12, 0)
+    assert stored is not None and np.allclose(stored[0], a, rtol=1e-6)
+    assert store.get(path, leaderboard.DEFAULT, leaderboard.code_of(name), 12, 0) is None   # one entry, not two
