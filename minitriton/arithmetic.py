@@ -381,7 +381,8 @@ def binary(a, b, op: str) -> tensor:
     signed_left = isinstance(a, tensor) and a.dtype.is_signed() or not isinstance(a, tensor) and constexpr_value(a) < 0
     a, b, dt = operands(a, b, op in _DIV)
     if op in _BITWISE and (not a.dtype.is_int() or not b.dtype.is_int()):
-        raise TypeError(f"bitwise operator '{op}' needs integer operands, got {a.dtype} and {b.dtype}")
+        raise TypeError(f"invalid operands of type {a.dtype} and {b.dtype}: bitwise operator '{op}' needs "
+                        f"integer operands (as in Triton)")
     if op == "truediv" and dt.is_int():
         dt = D.float32
     if op == "floordiv" and not dt.is_int():

@@ -142,6 +142,11 @@ class dtype:
         return -(1 << (self.bits - 1)) if self.kind == "i" else 0
 
     def codegen_name(self):
+        """The name of the dtype's object in triton.language (fp16 is `float16`, bf16 `bfloat16`)."""
+        if self.name.startswith("fp"):
+            return "float" + self.name[2:]
+        if self.name.startswith("bf"):
+            return "bfloat" + self.name[2:]
         return self.name
 
     @property
@@ -152,7 +157,7 @@ class dtype:
         return self.name
 
     def __repr__(self):
-        return f"triton.language.{self.name}"
+        return f"triton.language.{self.codegen_name()}"
 
     def __eq__(self, other):
         if isinstance(other, constexpr):
@@ -281,7 +286,7 @@ def from_numpy(np_dtype) -> dtype:
                         + ", ".join(str(d.np) for d in ALL)) from None
 
 
-_KIND_RANK = {"b": 0, "u": 1, "i": 2, "f": 3}  # bool < uint < int < float, as Triton ranks scalar kinds
+_KIND_RANK = {"b": 0, "u": 1, "i": 1, "f": 2}  # bool < integral < float, as Triton ranks kinds for scalars
 
 
 def int_range(dt: dtype):
@@ -303,17 +308,24 @@ def integer_promote(a: dtype, b: dtype) -> dtype:
     return b if b.bits >= a.bits else a
 
 
+def number_takes(number: dtype, t: dtype) -> bool:
+    """Whether a Python number (of `number`'s literal type) meeting a tensor of type t takes t:
+    when t's kind is the same or higher (bool < integral < float: `u8 + 1` is uint8), as
+    Triton's semantics document has it."""
+    return _KIND_RANK[number.kind] <= _KIND_RANK[t.kind]
+
+
 def computation_type(a: dtype, b: dtype, a_scalar=False, b_scalar=False, div_or_mod=False) -> dtype:
     """The type a binary operation computes in, by Triton's rules.
 
-    A Python number meeting a tensor of the same or a higher kind (bool < uint < int < float)
-    takes the tensor's type; otherwise: fp64 > fp32 > fp16 > bf16; `/` and `%` of half types
+    A Python number meeting a tensor of the same or a higher kind (number_takes) takes the
+    tensor's type (`x // 3` of a uint8 x is uint8); otherwise: fp64 > fp32 > fp16 > bf16; `/` and `%` of half types
     compute in fp32 (PTX has no half division); integers follow C's promotion, and `//`, `%`
     between integers of different signedness are refused.
     """
     if a_scalar != b_scalar:
         sc, t = (a, b) if a_scalar else (b, a)
-        if _KIND_RANK[sc.kind] <= _KIND_RANK[t.kind]:
+        if number_takes(sc, t):
             if div_or_mod and t in (float16, bfloat16):
                 return float32
             return t
@@ -333,8 +345,8 @@ def computation_type(a: dtype, b: dtype, a_scalar=False, b_scalar=False, div_or_
         raise TypeError(f"unexpected types {a} and {b}: fp8 values combine only with floats (as in Triton); "
                         f"cast one of them")
     if div_or_mod and a.is_signed() != b.is_signed():
-        raise TypeError(f"cannot use /, //, or % with {a} and {b} because they have different signedness "
-                        f"(as Triton refuses); cast them to the same signedness")
+        raise TypeError(f"Cannot use /, //, or % with {a} and {b} because they have different signedness; "
+                        f"this is unlikely to give a useful answer (as Triton refuses): cast them to the same signedness")
     return integer_promote(a, b)
 
 

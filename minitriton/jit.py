@@ -19,7 +19,7 @@ import types
 
 import numpy as np
 
-from . import context, counting, lowering
+from . import context, counting, errors, lowering
 from . import dtypes as D
 from .addresses import AddressSpace
 from .storage import bind_buffers
@@ -385,6 +385,8 @@ class JITFunction:
             if isinstance(e, Exception) and not getattr(e, "_mt_noted", False):
                 e.add_note(f"(in minitriton kernel '{self.__name__}', grid {grid})")
                 e._mt_noted = True
+            if isinstance(e, Exception) and not isinstance(e, errors.TritonError):
+                raise errors.as_triton_error(e) from e
             raise
         if self.last_launch is not None:
             self.last_launch["path"] = path

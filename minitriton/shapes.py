@@ -32,7 +32,8 @@ def _getitem(x: tensor, idx):
             steps.append(x.aff[1][d] if x.aff is not None else 0)
             d += 1
         else:
-            raise IndexError("blocks can only be indexed with None and ':' (e.g. x[:, None])")
+            raise IndexError(f"unsupported tensor index: {i!r}; blocks can only be indexed with None and ':' "
+                             f"(e.g. x[:, None])")
     shape += x.shape[d:]
     if x.aff is not None:
         steps += list(x.aff[1][d:])
@@ -47,6 +48,7 @@ def _with_shape(x: tensor, shape, steps=None):
 
 
 def expand_dims(x, axis):
+    x = to_tensor(x)                # a number is a 0-d tensor here, as in Triton
     axis = constexpr_value(axis)
     ndim = len(x.shape) + (len(axis) if isinstance(axis, (tuple, list)) else 1)
     axes = []

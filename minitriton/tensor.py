@@ -305,15 +305,15 @@ def is_number(x) -> bool:
 
 
 def to_tensor(x, like: tensor | None = None) -> tensor:
-    """Wrap a number.  A Python number meeting a tensor `like` of the same or a higher kind
-    (bool < uint < int < float) takes its type, as in Triton, and must fit in it."""
+    """Wrap a number.  A Python number meeting a tensor `like` takes its type where
+    dtypes.number_takes says so, as in Triton, and must fit in it."""
     if isinstance(x, tensor):
         return x
     if isinstance(x, constexpr):
         x = x.value
     dt = scalar_dtype(x)
     if like is not None and like.buf is None and not isinstance(x, np.generic) \
-            and D._KIND_RANK[dt.kind] <= D._KIND_RANK[like.dtype.kind]:
+            and D.number_takes(dt, like.dtype):
         dt = like.dtype
     if dt.is_int():
         x = int(x)

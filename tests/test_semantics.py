@@ -268,8 +268,8 @@ def test_scalar_typing_follows_triton():
     typing_kernel[(1,)](out, x, u, 1.0001)
     np.testing.assert_array_equal(out[:4], (x.astype(np.float32) * np.float32(1.0001)).astype(np.float64))
     assert (out[4:8] == 32).all()      # fp16 / number computes in fp32
-    assert (out[8:12] == 32).all()     # uint8 + int literal promotes to int32
-    np.testing.assert_array_equal(out[12:], u.astype(np.int32) - 1)
+    assert (out[8:12] == 8).all()      # uint8 + int literal stays uint8 (Triton: (uint8, int) -> uint8)
+    np.testing.assert_array_equal(out[12:], u - np.uint8(1))   # and wraps, as uint8 does
 
 
 def test_integer_division_of_mixed_signedness_is_refused():
