@@ -540,3 +540,8 @@ def assert_(cond, msg=""):
 def literal(x):
     """A number used as an object (`(1).to(tl.float32)`): a tensor, as Triton's constexpr promotion makes it."""
     return to_tensor(x)
+
+
+def literal_if_number(x):
+    """A variable used as an object: a tensor if it holds a Python number (`acc = 0; acc.dtype`)."""
+    return to_tensor(x) if type(x) in (int, float, bool) else x

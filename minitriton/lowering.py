@@ -5,8 +5,9 @@ as Python.  Each `if`, `while` and `for` becomes a context from control.py that 
 Python control flow when every active program agrees, and masks otherwise, handing over the
 variables the statement assigns so they can be merged.  `break`, `continue` and `return`
 become calls that retire the active programs; `a if c else b`, `and`, `or`, `not` work on
-blocks; `assert` is a device assert; a number literal used as an object (`(1).to(...)`) is a
-tensor.  Line numbers are kept, so tracebacks point at the kernel's own source.
+blocks; `assert` is a device assert; a number literal, or a variable holding a number, used as
+an object (`(1).to(...)`, `acc = 0; acc.dtype`) is a tensor.  Line numbers are kept, so
+tracebacks point at the kernel's own source.
 """
 from __future__ import annotations
 
@@ -308,6 +309,11 @@ class _Lower(ast.NodeTransformer):
     def visit_Attribute(self, node):
         if isinstance(node.value, ast.Constant) and type(node.value.value) in (int, float, bool):
             node.value = _call("literal", node.value)
+            return node
+        if isinstance(node.value, ast.Name) and node.value.id in self.local_names and isinstance(node.ctx, ast.Load):
+            # `acc = 0; acc.dtype`, a loop's `i.to(...)`: a number held in a variable is a tensor
+            # when used as an object, as in Triton (and stays a number everywhere else)
+            node.value = _call("literal_if_number", node.value)
             return node
         return self.generic_visit(node)
 

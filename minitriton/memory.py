@@ -267,8 +267,10 @@ def values_for(pointer, value, what, unrounded_ok=False):
         if lo <= value <= hi:
             return np.full((1,) * (len(pointer.shape) + 1), value, buf.dtype.container)
     value = to_tensor(value, _like(buf))
-    if value.buf is not None:
-        raise TypeError(f"tl.{what}: storing pointers is not supported")
+    if value.buf is not None:       # a pointer stored as its address, as Triton's ptrtoint cast does
+        if not buf.dtype.is_int() or buf.dtype.bits != 64:
+            raise TypeError(f"tl.{what}: a pointer can only be stored into 64-bit integers, not {buf.dtype}")
+        value = addresses.cast_from_pointer(value, buf.dtype)
     if value.dtype is not buf.dtype:
         value = cast(value, buf.dtype)
     if unrounded_ok and value._v is None and isinstance(value.lazy, Rounding):

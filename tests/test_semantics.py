@@ -368,3 +368,20 @@ def test_triton_names_not_implemented_yet_say_so():
     with pytest.raises(NotImplementedError, match="tl.inline_asm_elementwise is not supported"):
         k[(1,)](x)
     np.testing.assert_array_equal(x, np.arange(4))
+
+
+@mt.jit
+def numbers_as_tensors_kernel(out_ptr, N: tl.constexpr):
+    acc = 0
+    value = 1
+    z = tl.full((N,), 3, dtype=value.dtype)
+    for i in range(3):
+        acc += i.to(tl.int64)
+    tl.store(out_ptr + tl.arange(0, N), z + acc + (acc.dtype == tl.int64) + (value.dtype == tl.int32))
+
+
+def test_a_number_held_in_a_variable_is_a_tensor_when_used_as_one():
+    # Triton: after `acc = 0`, `acc.dtype` is int32; a loop's index has `.to`; `value.dtype` types a full
+    out = np.zeros(4, np.int64)
+    numbers_as_tensors_kernel[(1,)](out, 4)
+    np.testing.assert_array_equal(out, 3 + 3 + 1 + 1)

@@ -473,3 +473,559 @@ def test_invalid_pid_axis(device):
     with pytest.raises(triton.TritonError) as exc_info:
         _kernel[(1, )](dst)
     assert re.search(r"program_id axis must be 0, 1, or 2 but got 20", str(exc_info.value.__cause__))
+
+
+# -- where, unary and math operators -----------------------------------------------------------------------
+NOT_AN_ADDRESS = pytest.mark.xfail(strict=True, reason="minitriton maps an integer cast to a pointer onto the array "
+                                    "holding that address; random integers are in none, and come back as 0")
+
+
+@pytest.mark.parametrize("dtype", dtypes_with_bfloat16 + [pytest.param("*int32", marks=NOT_AN_ADDRESS)])
+def test_where(dtype, device):
+    select_ptrs = False
+    if dtype == "*int32":
+        dtype = "int64"
+        select_ptrs = True
+    check_type_supported(dtype, device)
+
+    @triton.jit
+    def where_kernel(cond_ptr, a_ptr, b_ptr, output_ptr, n_elements, BLOCK_SIZE: tl.constexpr,
+                     TEST_POINTERS: tl.constexpr, TEST_SCALAR_POINTERS: tl.constexpr):
+        offsets = tl.program_id(axis=0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+        mask = offsets < n_elements
+        decide = tl.load(cond_ptr + offsets, mask=mask)
+        if TEST_SCALAR_POINTERS:
+            ptr = tl.where(tl.load(cond_ptr), a_ptr, b_ptr)
+            output = tl.load(ptr + offsets, mask=mask)
+        else:
+            if TEST_POINTERS:
+                a = tl.load(a_ptr + offsets, mask=mask).to(tl.pi32_t)
+                b = tl.load(b_ptr + offsets, mask=mask).to(tl.pi32_t)
+            else:
+                a = tl.load(a_ptr + offsets, mask=mask)
+                b = tl.load(b_ptr + offsets, mask=mask)
+            output = tl.where(decide, a, b)
+        tl.store(output_ptr + offsets, output, mask=mask)
+
+    SIZE = 1_000
+    rs = RandomState(17)
+    cond = numpy_random(SIZE, 'bool', rs)
+    x = numpy_random(SIZE, dtype_str=dtype, rs=rs)
+    y = numpy_random(SIZE, dtype_str=dtype, rs=rs)
+    z = np.where(cond, x, y)
+    z_tri = np.empty(SIZE, dtype=z.dtype)
+    grid = lambda meta: (triton.cdiv(SIZE, meta['BLOCK_SIZE']), )
+    where_kernel[grid](cond, x, y, z_tri, SIZE, BLOCK_SIZE=1024, TEST_POINTERS=select_ptrs, TEST_SCALAR_POINTERS=False)
+    assert (z == z_tri).all()
+    if select_ptrs:
+        where_kernel[grid](cond, x, y, z_tri, SIZE, BLOCK_SIZE=1024, TEST_POINTERS=select_ptrs,
+                           TEST_SCALAR_POINTERS=True)
+        assert (np.where(cond[0], x, y) == z_tri).all()
+
+
+def test_where_broadcast(device):
+
+    @triton.jit
+    def where_kernel(cond_ptr, a_ptr, out_ptr, BLOCK_SIZE: tl.constexpr):
+        xoffsets = tl.arange(0, BLOCK_SIZE)[:, None]
+        yoffsets = tl.arange(0, BLOCK_SIZE)[None, :]
+
+        mask = tl.load(cond_ptr + yoffsets)
+        vals = tl.load(a_ptr + yoffsets + BLOCK_SIZE * xoffsets)
+        res = tl.where(mask, vals, 0.)
+        tl.store(out_ptr + yoffsets + BLOCK_SIZE * xoffsets, res)
+
+    @triton.jit
+    def where_scalar_condition(a_ptr, out_ptr, BLOCK_SIZE: tl.constexpr):
+        xoffsets = tl.arange(0, BLOCK_SIZE)[:, None]
+        yoffsets = tl.arange(0, BLOCK_SIZE)[None, :]
+        mask = False
+        vals = tl.load(a_ptr + yoffsets + BLOCK_SIZE * xoffsets)
+        res = tl.where(mask, vals, 0.)
+        tl.store(out_ptr + yoffsets + BLOCK_SIZE * xoffsets, res)
+
+    SIZE = 32
+    rs = RandomState(17)
+    x = numpy_random((SIZE, SIZE), dtype_str='float32', rs=rs)
+    mask = numpy_random(SIZE, 'bool', rs=rs)
+    z_tri = np.empty((SIZE, SIZE), np.float32)
+    where_kernel[(1, )](mask, x, z_tri, SIZE)
+    assert (np.where(mask, x, 0) == z_tri).all()
+    where_scalar_condition[(1, )](x, z_tri, SIZE)
+    assert (np.where(0, x, 0) == z_tri).all()
+
+
+@pytest.mark.parametrize("dtype_x, expr", [(d, ' -x') for d in dtypes_with_bfloat16] + [(d, ' ~x') for d in int_dtypes])
+def test_unary_op(dtype_x, expr, device):
+    _test_unary(dtype_x, expr, device=device)
+
+
+@pytest.mark.parametrize("dtype_x, expr, x", [(d, expr, x) for d in ["float32", "float64"]
+                                              for expr in ['exp', 'log', 'cos', 'sin', 'exp2', 'log2', 'sqrt', 'floor',
+                                                           'ceil'] for x in ['x', '3.0']])
+def test_math_op(dtype_x, expr, x, device):
+    _test_unary(dtype_x, f'tl.{expr}({x})', f'np.{expr}({x}) ', device=device)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_math_erf_op(dtype, device):
+    SIZE = 128
+
+    @triton.jit
+    def kernel(Z, X, SIZE: tl.constexpr):
+        off = tl.arange(0, SIZE)
+        x = tl.load(X + off)
+        z = tl.math.erf(x)
+        tl.store(Z + off, z)
+
+    import math
+    x = np.random.default_rng(0).standard_normal(SIZE).astype(dtype)
+    z_tri = np.zeros_like(x)
+    kernel[(1, )](z_tri, x, SIZE=SIZE, num_warps=4)
+    np.testing.assert_allclose(z_tri, np.array([math.erf(v) for v in x.astype(float)], dtype),
+                               rtol=1.3e-6 if dtype == "float32" else 1e-7, atol=1e-5 if dtype == "float32" else 1e-7)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_math_fma_op(dtype, device):
+    SIZE = 128
+
+    @triton.jit
+    def kernel(Z, X, Y, W, SIZE: tl.constexpr):
+        off = tl.arange(0, SIZE)
+        x = tl.load(X + off)
+        y = tl.load(Y + off)
+        w = tl.load(W + off)
+        z = tl.math.fma(x, y, w)
+        tl.store(Z + off, z)
+
+    x, y, w = np.random.default_rng(1).standard_normal((3, SIZE)).astype(dtype)
+    z_tri = np.zeros_like(x)
+    kernel[(1, )](z_tri, x, y, w, SIZE=SIZE, num_warps=4)
+    np.testing.assert_allclose(z_tri, x * y + w, rtol=1.3e-6 if dtype == "float32" else 1e-7, atol=1e-5)
+
+
+@pytest.mark.parametrize("expr", ["tl.math.fdiv(x, y)", "tl.math.div_rn(x, y)"])
+def test_math_divide_op(expr, device):
+    _test_binary("float32", "float32", expr, "x / y", device=device)
+
+
+@pytest.mark.parametrize("expr_prec, expr_ref",
+                         [('tl.math.sqrt_rn(x)', 'tl.math.sqrt(x.to(tl.float64)).to(tl.float32)'),
+                          ('tl.math.div_rn(x,y)', '(x.to(tl.float64) / y.to(tl.float64)).to(tl.float32)')])
+def test_precise_math(expr_prec, expr_ref, device):
+
+    @triton.jit
+    def kernel(X, Y, OUT, OUT_REF, BLOCK: tl.constexpr):
+        x = tl.load(X + tl.arange(0, BLOCK))
+        y = tl.load(Y + tl.arange(0, BLOCK))
+        prec = PREC_CALC
+        ref = REF_CALC
+        tl.store(OUT + tl.arange(0, BLOCK), prec)
+        tl.store(OUT_REF + tl.arange(0, BLOCK), ref)
+
+    shape = (128, )
+    out, out_ref = np.zeros(shape, np.float32), np.zeros(shape, np.float32)
+    x, y = np.random.default_rng(2).standard_normal((2, 128)).astype(np.float32)
+    if expr_prec.count('sqrt') > 0:
+        x = np.abs(x)
+    if expr_prec.count('div') > 0:
+        y += 1e-6
+    kernel = patch_kernel(kernel, {'PREC_CALC': expr_prec, 'REF_CALC': expr_ref})
+    kernel[(1, )](x, y, out, out_ref, BLOCK=shape[0])
+    assert (out == out_ref).all()  # bitwise exact
+
+
+@pytest.mark.parametrize("dtype_x", dtypes_with_bfloat16)
+def test_abs(dtype_x, device):
+    _test_unary(dtype_x, 'tl.abs(x)', 'np.abs(x) ', device=device)
+
+
+def test_shapes_as_params(device):
+
+    @triton.jit
+    def kernel():
+        a = tl.arange(0, 32).expand_dims(-1).broadcast_to(32, 32)
+        tl.static_assert(a.shape == [tl.constexpr(32), tl.constexpr(32)])
+
+        a = tl.arange(0, 32).reshape(4, 8).permute(1, 0)
+        tl.static_assert(a.shape == [tl.constexpr(8), tl.constexpr(4)])
+
+        a = tl.arange(0, 32).reshape(4, 8).trans()
+        tl.static_assert(a.shape == [tl.constexpr(8), tl.constexpr(4)])
+
+        a = tl.arange(0, 32).reshape(4, 8).reshape(32)
+        tl.static_assert(a.shape == [tl.constexpr(32)])
+
+        a = tl.arange(0, 64).reshape(2, 4, 8).trans(2, 1, 0)
+        tl.static_assert(a.shape == [tl.constexpr(8), tl.constexpr(4), tl.constexpr(2)])
+
+        a = tl.arange(0, 64).reshape(2, 4, 8).trans((2, 1, 0))
+        tl.static_assert(a.shape == [tl.constexpr(8), tl.constexpr(4), tl.constexpr(2)])
+
+        a = tl.arange(0, 64).view(2, 4, 8)
+        tl.static_assert(a.shape == [tl.constexpr(2), tl.constexpr(4), tl.constexpr(8)])
+
+    kernel[(1, )]()
+
+
+@pytest.mark.parametrize("dtype_x", dtypes_with_bfloat16)
+def test_transpose(dtype_x, device):
+    check_type_supported(dtype_x, device)
+    SIZE = 128
+
+    @triton.jit
+    def kernel(Z, X, SIZE: tl.constexpr):
+        off = tl.arange(0, SIZE)
+        off2d = off[None, :] + (tl.arange(0, 2) * SIZE)[:, None]
+        x = tl.load(X + off2d)
+        z = x.T
+        tl.store(Z + off2d.T, z)
+
+    x = numpy_random([SIZE, 2], dtype_str=dtype_x)
+    z_ref = x.T
+    z_tri = np.empty_like(z_ref)
+    kernel[(1, )](z_tri, x, SIZE=SIZE)
+    np.testing.assert_allclose(z_ref, z_tri)
+
+
+def make_ptr_str(name, shape):
+    rank = len(shape)
+    offsets, stride = [], 1
+    for i in reversed(range(rank)):
+        idx = ', '.join([':' if ii == i else 'None' for ii in range(rank)])
+        offsets += [f'tl.arange(0, {shape[i]})[{idx}]*{stride}']
+        stride *= shape[i]
+    return f"{name} + {' + '.join(offsets)}"
+
+
+@pytest.mark.parametrize("expr, dtype_str", [(f'x[{s}]', d) for s in ['None, :', ':, None', 'None, :, :', ':, :, None']
+                                             for d in ['int32', 'uint32', 'uint16']])
+def test_index1d(expr, dtype_str, device):
+    rank_x = expr.count(':')
+    rank_y = expr.count(',') + 1
+    shape_x = [32 for _ in range(rank_x)]
+    shape_z = [32 for _ in range(rank_y)]
+    shape_z_rank_mismatch = [32 for _ in range(rank_y + 1)]
+    shape_z_dim_mismatch = [64 for _ in range(rank_y)]
+
+    @triton.jit
+    def kernel(Z, X, SIZE: tl.constexpr):
+        m = tl.arange(0, SIZE)
+        n = tl.arange(0, SIZE)
+        x = tl.load(X_PTR_EXPR)
+        z = GENERATE_TEST_HERE
+        tl.store(Z_PTR_EXPR, z)
+
+    def generate_kernel(shape_x, shape_z):
+        return patch_kernel(kernel, {'X_PTR_EXPR': make_ptr_str('X', shape_x), 'Z_PTR_EXPR': make_ptr_str('Z', shape_z),
+                                     'GENERATE_TEST_HERE': expr})
+
+    x = numpy_random(shape_x, dtype_str=dtype_str)
+    z_ref = eval(expr) + np.zeros(shape_z, dtype=getattr(np, dtype_str))
+    z_tri = np.empty_like(z_ref)
+    generate_kernel(shape_x, shape_z)[(1, )](z_tri, x, num_warps=1, SIZE=shape_x[0])
+    assert (z_ref == z_tri).all()
+    for bad in (generate_kernel(shape_x, shape_z_dim_mismatch), generate_kernel(shape_x, shape_z_rank_mismatch)):
+        with pytest.raises(triton.CompilationError):
+            bad[(1, )](z_tri, x, num_warps=1, SIZE=shape_x[0])
+
+
+# -- functions: tuples, noinline ------------------------------------------------------------------------------
+@triton.jit
+def tuples_fn(a, b):
+    return a + b, \
+        a - b, \
+        a * b
+
+
+def test_tuples(device):
+
+    @triton.jit
+    def with_fn(X, Y, A, B, C):
+        x = tl.load(X)
+        y = tl.load(Y)
+        a, b, c = tuples_fn(x, y)
+        tl.store(A, a)
+        tl.store(B, b)
+        tl.store(C, c)
+
+    @triton.jit
+    def without_fn(X, Y, A, B, C):
+        x = tl.load(X)
+        y = tl.load(Y)
+        a, b, c = x + y, x - y, x * y
+        tl.store(A, a)
+        tl.store(B, b)
+        tl.store(C, c)
+
+    x, y = np.array([1.3], np.float32), np.array([1.9], np.float32)
+    for kernel in [with_fn, without_fn]:
+        a_tri, b_tri, c_tri = (np.zeros(1, np.float32) for _ in range(3))
+        kernel[(1, )](x, y, a_tri, b_tri, c_tri, num_warps=1)
+        assert a_tri == x + y and b_tri == x - y and c_tri == x * y
+
+
+@triton.jit(noinline=True)
+def noinline_simple_fn(x, y, Z):
+    z = x + y
+    tl.store(Z, z)
+
+
+@triton.jit(noinline=True)
+def noinline_call_graph_fn1(x):
+    return x + 1
+
+
+@triton.jit(noinline=True)
+def noinline_call_graph_fn2(y):
+    return y + 2
+
+
+@triton.jit(noinline=True)
+def noinline_call_graph_fn(x, y, Z):
+    t0 = noinline_call_graph_fn1(x)
+    t1 = noinline_call_graph_fn2(y)
+    z = t0 + t1
+    tl.store(Z, z)
+
+
+@triton.jit(noinline=True)
+def noinline_shared_fn(x, y, Z):
+    offs = tl.arange(0, 16)[:, None] * 16 + tl.arange(0, 16)[None, :]
+    z = tl.load(Z + offs)
+    z = tl.dot(z, z) + x + y
+    tl.store(Z + offs, z)
+
+
+@triton.jit(noinline=True)
+def noinline_dynamic_fn(x, y, Z):
+    if x >= 1:
+        x = noinline_call_graph_fn1(x)
+    else:
+        x = noinline_call_graph_fn2(x)
+    if y >= 2:
+        y = noinline_call_graph_fn2(y)
+    else:
+        y = noinline_call_graph_fn1(y)
+    z = x + y
+    tl.store(Z, z)
+
+
+@triton.jit(noinline=True)
+def noinline_call_multi_values_fn(x, y):
+    return x + 1, y + 2
+
+
+@triton.jit(noinline=True)
+def noinline_multi_values_fn(x, y, Z):
+    x, y = noinline_call_multi_values_fn(x, y)
+    z = x + y
+    tl.store(Z, z)
+
+
+@pytest.mark.parametrize("mode", ["simple", "call_graph", "shared", "dynamic", "multi_values"])
+def test_noinline(mode, device):
+
+    @triton.jit
+    def kernel(X, Y, Z):
+        x = tl.load(X)
+        y = tl.load(Y)
+        GENERATE_TEST_HERE(x, y, Z)
+
+    kernel = patch_kernel(kernel, {'GENERATE_TEST_HERE': f'noinline_{mode}_fn'})
+    x, y = np.array([1.0], np.float32), np.array([2.0], np.float32)
+    z = np.ones((16, 16), np.float32) if mode == "shared" else np.zeros(1, np.float32)
+    kernel[(1, )](x, y, z, num_warps=1)
+    if mode == "simple":
+        assert (z == x + y).all()
+    elif mode == "shared":
+        assert (z == np.full((16, 16), 16, np.float32) + x + y).all()
+    else:
+        assert (z == x + 1 + y + 2).all()
+
+
+# -- atomics ----------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("op, dtype_x_str, mode, sem", [
+    (op, dt, mode, sem) for op, dt in [('add', 'uint32'), ('add', 'int32'), ('add', 'float32'), ('add', 'int64'),
+                                       ('add', 'float64'), ('max', 'uint32'), ('max', 'int32'), ('max', 'float32'),
+                                       ('max', 'uint64'), ('max', 'int64'), ('min', 'uint32'), ('min', 'int32'),
+                                       ('min', 'float32'), ('min', 'int64'), ('min', 'float64')]
+    for mode in ['all_neg', 'all_pos', 'min_neg', 'max_pos'] for sem in [None, 'acq_rel']])
+def test_atomic_rmw(op, dtype_x_str, mode, sem, device):
+    n_programs = 5
+
+    @triton.jit
+    def kernel(X, Z):
+        pid = tl.program_id(0)
+        x = tl.load(X + pid)
+        old = GENERATE_TEST_HERE
+        tl.static_assert(old.dtype == x.dtype)
+
+    sem_arg = sem if sem is None else f'"{sem}"'
+    kernel = patch_kernel(kernel, {'GENERATE_TEST_HERE': f'tl.atomic_{op}(Z, x, sem={sem_arg})'})
+    numpy_op = {'add': np.sum, 'max': np.max, 'min': np.min}[op]
+    floating = dtype_x_str in float_dtypes
+    max_neutral = float('-inf') if floating else np.iinfo(getattr(np, dtype_x_str)).min
+    min_neutral = float('inf') if floating else np.iinfo(getattr(np, dtype_x_str)).max
+    neutral = {'add': 0, 'max': max_neutral, 'min': min_neutral}[op]
+    rs = RandomState(17)
+    x = np.array([2**i for i in range(n_programs)], dtype=getattr(np, dtype_x_str))
+    if mode == 'all_neg':
+        x = -np.abs(x)
+    if mode == 'all_pos':
+        x = np.abs(x)
+    if mode == 'min_neg':
+        x[rs.randint(n_programs, size=(1, )).item()] = -np.max(np.abs(x)) - 1
+    if mode == 'max_pos':
+        x[rs.randint(n_programs, size=(1, )).item()] = np.max(np.abs(x)) + 1
+    z_tri = np.array([neutral], dtype=getattr(np, dtype_x_str))
+    kernel[(n_programs, )](x, z_tri)
+    z_ref = numpy_op(x).astype(getattr(np, dtype_x_str))
+    if op != 'add':
+        assert z_ref.item() == z_tri.item()
+    else:
+        np.testing.assert_allclose(z_ref, z_tri, rtol=0.01)
+
+
+def test_atomic_rmw_predicate(device):
+
+    @triton.jit
+    def kernel(X):
+        val = tl.program_id(0)
+        if val < 64:
+            tl.atomic_max(X, val)
+
+    x = np.zeros((1, ), np.int32)
+    kernel[(4096, )](x)
+    assert x.item() == 63
+
+
+@pytest.mark.parametrize("shape, axis, dtype_x_str", [(shape, axis, dt) for shape in [(2, 2), (8, 2), (32, 32)]
+                                                      for axis in [0, 1] for dt in ['float16', 'float32', 'uint64',
+                                                                                    'int64', 'float64']])
+def test_tensor_atomic_rmw(shape, axis, dtype_x_str, device):
+    shape0, shape1 = shape
+
+    @triton.jit
+    def kernel(Z, X, OLD, AXIS: tl.constexpr, SHAPE0: tl.constexpr, SHAPE1: tl.constexpr, DTYPE: tl.constexpr,
+               RETURN_VAL: tl.constexpr):
+        off0 = tl.arange(0, SHAPE0)
+        off1 = tl.arange(0, SHAPE1)
+        x = tl.load(X + off0[:, None] * SHAPE1 + off1[None, :])
+
+        if DTYPE == tl.float16:
+            # sum can have bad numerics when accumulating in float16.
+            # if we're dealing with float16, do the sum in float32.
+            x = x.to(tl.float32)
+
+        z = tl.sum(x, axis=AXIS)
+
+        if DTYPE == tl.float16:
+            z = z.to(DTYPE)
+
+        if AXIS == 1:
+            old = tl.atomic_add(Z + off0, z)
+            if RETURN_VAL:
+                tl.store(OLD + off0, old)
+        else:
+            old = tl.atomic_add(Z + off1, z)
+            if RETURN_VAL:
+                tl.store(OLD + off1, old)
+
+    rs = RandomState(17)
+    x = numpy_random((shape0, shape1), dtype_str=dtype_x_str, rs=rs)
+    z_shape = (shape0, ) if axis == 1 else (shape1, )
+    z = numpy_random(z_shape, dtype_str=dtype_x_str, rs=rs)
+    old = np.zeros(z_shape, dtype=getattr(np, dtype_x_str))
+    if x.dtype == np.float16:
+        z_ref = z + np.sum(x.astype(np.float32), axis=axis).astype(x.dtype)
+    else:
+        z_ref = z + np.sum(x, axis=axis)
+    old_ref = np.copy(z)
+    kernel[(1, )](z, x, old, axis, shape0, shape1, tl.float16 if x.dtype == np.float16 else None, True)
+    np.testing.assert_allclose(z_ref, z, rtol=1e-4)
+    np.testing.assert_equal(old_ref, old)
+
+
+@pytest.mark.parametrize("size, dtype_x_str", [(s, d) for s in [2, 8, 64] for d in ['float16', 'float32']])
+def test_tensor_atomic_add_non_exclusive_offset(size, dtype_x_str, device):
+
+    @triton.jit
+    def kernel(X, val, NUM: tl.constexpr):
+        off = tl.arange(0, NUM)
+        offset = off[:, None] * NUM + off[None, :]
+        val = tl.load(val + offset)
+        tl.atomic_add(X + offset // 2, val)
+
+    shape = (size // 2, size)
+    x = np.zeros(shape, dtype_x_str)
+    val = np.random.default_rng(3).standard_normal(size**2).astype(dtype_x_str)
+    kernel[(1, )](x, val, size, num_warps=1)
+    np.testing.assert_allclose(val[0::2] + val[1::2], x.reshape(-1), rtol=1e-3 if dtype_x_str == 'float16' else 1e-6)
+
+
+def test_tensor_atomic_rmw_block(device):
+    shape = (8, 8)
+
+    @triton.jit
+    def kernel(X, SHAPE0: tl.constexpr, SHAPE1: tl.constexpr):
+        off0 = tl.arange(0, SHAPE0)
+        off1 = tl.arange(0, SHAPE1)
+        offs = off0[:, None] * SHAPE1 + off1[None, :]
+        val = offs.to(tl.float32)
+        x = X + offs
+        tl.atomic_min(x, val)
+
+    x = np.ones((8, 8), np.float32)
+    kernel[(2, )](x, shape[0], shape[1])
+    assert x.min() == 0.0
+
+
+@pytest.mark.parametrize("sem", [None, 'acquire', 'release', 'acq_rel', 'relaxed'])
+def test_atomic_cas(sem, device):
+
+    @triton.jit
+    def change_value(Lock):
+        tl.atomic_cas(Lock, 0, 1)
+
+    Lock = np.zeros((1, ), np.int32)
+    change_value[(1, )](Lock)
+    assert Lock[0] == 1
+
+    @triton.jit
+    def serialized_add(data, Lock, SEM: tl.constexpr):
+        ptrs = data + tl.arange(0, 128)
+        while tl.atomic_cas(Lock, 0, 1, SEM) == 1:
+            pass
+
+        tl.store(ptrs, tl.load(ptrs) + 1.0)
+
+        # insert barrier to set a fence between tl.store and
+        # tl.atomic_xchg in a block.
+        tl.debug_barrier()
+
+        # release lock
+        tl.atomic_xchg(Lock, 0)
+
+    Lock = np.zeros((1, ), np.int32)
+    data = np.zeros((128, ), np.float32)
+    serialized_add[(2000, )](data, Lock, SEM=sem)
+    np.testing.assert_allclose(data, np.full((128, ), 2000.0))
+
+
+@pytest.mark.parametrize("sem", [None, 'acquire', 'release', 'acq_rel', 'relaxed'])
+def test_tensor_atomic_cas(sem, device):
+
+    @triton.jit
+    def change_value(X, BLOCK_SIZE: tl.constexpr, sem: tl.constexpr):
+        pid = tl.program_id(axis=0)
+        block_start = pid * BLOCK_SIZE
+        offsets = block_start + tl.arange(0, BLOCK_SIZE)
+        t1 = tl.full((BLOCK_SIZE, ), 0, dtype=tl.int64)
+        t2 = tl.full((BLOCK_SIZE, ), 2, dtype=tl.int64)
+        tl.atomic_cas(X + offsets, t1, t2, sem=sem)
+
+    X = np.array([0, 1, 0, 1, 0, 1, 0, 1], np.int64)
+    change_value[(2, )](X, 4, sem)
+    assert (X == np.array([2, 1, 2, 1, 2, 1, 2, 1])).all()
