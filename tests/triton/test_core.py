@@ -1029,3 +1029,219 @@ def test_tensor_atomic_cas(sem, device):
     X = np.array([0, 1, 0, 1, 0, 1, 0, 1], np.int64)
     change_value[(2, )](X, 4, sem)
     assert (X == np.array([2, 1, 2, 1, 2, 1, 2, 1])).all()
+
+
+# -- casts, and joining and splitting blocks ---------------------------------------------------------------------
+CAST_PAIRS = [(x, z, False) for x in dtypes for z in dtypes if x == z or (x, z) in set(PAIRS) or (z, x) in set(PAIRS)] + \
+    [('float32', 'bool', False), ('float32', 'int32', True)] + \
+    [(f'uint{b}', f'int{b}', True) for b in [8, 16, 32, 64]] + [(f'int{b}', f'uint{b}', True) for b in [8, 16, 32, 64]]
+
+
+@pytest.mark.parametrize("dtype_x, dtype_z, bitcast", CAST_PAIRS)
+def test_cast(dtype_x, dtype_z, bitcast, device):
+    size = 1024
+    x = numpy_random(size, dtype_str=dtype_x, low=-10, high=10) * 10
+    if dtype_z in uint_dtypes:      # Triton clamps negatives where numpy wraps: Triton's test avoids them
+        x = np.absolute(x)
+    if 'float' in dtype_z and 'float' in dtype_x:   # values both types represent
+        x = x.astype(dtype_z).astype(dtype_x)
+
+    @triton.jit
+    def kernel(X, Z, TO_TYPE: tl.constexpr, BITCAST: tl.constexpr, SIZE: tl.constexpr, ARG_HASH: tl.constexpr):
+        x_ptr = X + tl.arange(0, SIZE)
+        z_ptr = Z + tl.arange(0, SIZE)
+        x = tl.load(x_ptr)
+
+        # Depending on the value of ARG_HASH (a "random" number determined by
+        # the test parameters), spell the cast one of three different ways.
+        if ARG_HASH % 4 == 0:
+            z = x.to(Z.dtype.element_ty, bitcast=BITCAST)
+        elif ARG_HASH % 4 == 1:
+            z = x.cast(Z.dtype.element_ty, bitcast=BITCAST)
+        elif ARG_HASH % 4 == 2:
+            z = tl.cast(x, Z.dtype.element_ty, bitcast=BITCAST)
+        else:
+            z = tl.cast(x, TO_TYPE, bitcast=BITCAST)
+
+        tl.store(z_ptr, z)
+
+    dtype_z_np = dtype_z if dtype_z != 'bool' else 'bool_'
+    z_tri = np.empty((size, ), dtype=getattr(np, dtype_z_np))
+    to_type = tl.int1 if dtype_z == 'bool' else getattr(tl, dtype_z)
+    for arg_hash in range(4):       # every spelling of the cast (Triton picks one by a hash)
+        kernel[(1, )](x, z_tri, TO_TYPE=to_type, BITCAST=bitcast, SIZE=size, ARG_HASH=arg_hash, num_warps=1)
+        z_ref = x.view(getattr(np, dtype_z_np)) if bitcast else x.astype(getattr(np, dtype_z_np))
+        np.testing.assert_allclose(z_ref, z_tri, rtol=0, atol=0, err_msg=f"spelling {arg_hash}")
+
+
+@pytest.mark.parametrize("dtype_str, num_warps", [(d, w) for d in int_dtypes + float_dtypes for w in [4, 8]])
+def test_cat(dtype_str, num_warps, device):
+
+    @triton.jit
+    def kernel(X, Y, Z, N: tl.constexpr):
+        offs = tl.arange(0, N)
+        x = tl.load(X + offs)
+        y = tl.load(Y + offs)
+        z = tl.cat(x, y, can_reorder=True)
+        tl.store(Z + tl.arange(0, 2 * N), z)
+
+    x = np.arange(0, 128).astype(dtype_str)
+    y = np.arange(-128, 0).astype(dtype_str)
+    z = np.zeros((256, ), dtype_str)
+    kernel[(1, )](x, y, z, N=128, num_warps=num_warps)
+    assert z.sum() == np.concatenate([x, y]).sum()
+    assert np.unique(z).size == z.size
+
+
+@pytest.mark.parametrize("dtype_str", ["int8", "int16", "int32", "int64", "uint8", "float16", "float32", "float64"])
+@pytest.mark.parametrize("constant_field", ["value", "mask"])
+def test_store_constant(dtype_str, constant_field, device):
+
+    @triton.jit
+    def kernel(output_ptr, n_elements, BLOCK_SIZE: tl.constexpr, CONSTANT_FIELD: tl.constexpr):
+        offsets = tl.program_id(axis=0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+        if CONSTANT_FIELD == "value":
+            value = 1
+            output = tl.full([BLOCK_SIZE], value=value, dtype=value.dtype)
+            mask = offsets < n_elements
+        elif CONSTANT_FIELD == "mask":
+            output = offsets < n_elements
+            mask = False
+        tl.store(output_ptr + offsets, output, mask=mask)
+
+    block_size = 128
+    output = np.zeros([block_size], dtype_str)
+    kernel[(1, )](output, block_size, BLOCK_SIZE=block_size, CONSTANT_FIELD=constant_field)
+    assert (output == (1 if constant_field == "value" else 0)).all()
+
+
+def test_umulhi(device):
+
+    @triton.jit
+    def kernel(X, Y, Z, N: tl.constexpr):
+        offs = tl.arange(0, N)
+        x = tl.load(X + offs)
+        y = tl.load(Y + offs)
+        z = tl.umulhi(x, y)
+        tl.store(Z + tl.arange(0, N), z)
+
+    rs = RandomState(17)
+    N = 128
+    x = numpy_random((N, ), dtype_str='int32', rs=rs, low=0)
+    y = numpy_random((N, ), dtype_str='int32', rs=rs, low=0)
+    z_tri = np.zeros_like(x)
+    kernel[(1, )](x, y, z_tri, N=N)
+    np.testing.assert_equal((x.astype(np.int64) * y.astype(np.int64)) >> 32, z_tri)
+
+
+def test_join(device):
+
+    @triton.jit
+    def kernel(X, Y, Z, N: tl.constexpr):
+        offs = tl.arange(0, N)
+        x = tl.load(X + offs)
+        y = tl.load(Y + offs)
+        z = tl.join(x, y)
+        tl.store(Z + tl.arange(0, N)[:, None] * 2 + tl.arange(0, 2)[None, :], z)
+
+    x, y = np.arange(0, 128, dtype=np.int32), np.arange(-128, 0, dtype=np.int32)
+    z = np.zeros((128, 2), np.int32)
+    kernel[(1, )](x, y, z, N=128)
+    np.testing.assert_equal(np.stack([x, y], axis=-1), z)
+
+
+def test_join_scalars(device):
+
+    @triton.jit
+    def kernel(X, Y, Z):
+        x = tl.load(X)
+        y = tl.load(Y)
+        z = tl.join(x, y)
+        tl.static_assert(z.shape == [2])
+        tl.store(Z + tl.arange(0, 2), z)
+
+    z = np.zeros([2], np.float32)
+    kernel[(1, )](np.full([1], 42, np.int32), np.full([1], 100, np.int32), z)
+    np.testing.assert_equal([42, 100], z)
+
+
+def test_join_with_mma(device):
+
+    @triton.jit
+    def kernel(X, Z):
+        x = tl.load(X + 16 * tl.arange(0, 32)[:, None] + tl.arange(0, 16)[None, :])  # (32,16)
+        x2 = tl.join(x, 2 * x)  # (32,16,2)
+        x3 = tl.reshape(x2, (32, 32))
+        z = tl.dot(x3, x3)  # (32,32)
+        tl.store(Z + 32 * tl.arange(0, 32)[:, None] + tl.arange(0, 32)[None, :], z)
+
+    x = np.arange(0, 32 * 16, dtype=np.float32).reshape((32, 16))
+    r = np.stack([x, 2 * x], axis=-1).reshape((32, 32))
+    z = np.zeros((32, 32), np.float32)
+    kernel[(1, )](x, z)
+    np.testing.assert_allclose(z, r @ r, rtol=1e-5)
+
+
+@pytest.mark.parametrize("debug", [False, True])
+def test_interleave(device, debug):
+
+    @triton.jit(debug=debug)
+    def kernel(Z, N: tl.constexpr):
+        z = tl.interleave(tl.arange(0, N), tl.arange(N, 2 * N))
+        tl.store(Z + tl.arange(0, 2 * N), z)
+
+    z = np.zeros(256, np.int32)
+    kernel[(1, )](z, N=128)
+    np.testing.assert_equal(np.stack([np.arange(128), np.arange(128, 256)], axis=-1).reshape(256), z)
+
+
+def test_interleave_scalars(device):
+
+    @triton.jit
+    def kernel(X, Y, Z):
+        z = tl.interleave(X, Y)
+        tl.static_assert(z.shape == [tl.constexpr(2)])
+        tl.store(Z + tl.arange(0, 2), z)
+
+    z = np.zeros(2, np.float32)
+    kernel[(1, )](10, 20, z)
+    np.testing.assert_equal([10, 20], z)
+
+
+def test_split(device):
+
+    @triton.jit
+    def kernel(X, Z1, Z2, N: tl.constexpr):
+        offs = tl.arange(0, N)
+        x = tl.load(X + offs)
+        x1 = tl.reshape(x, (N // 2, 2))
+        z1, z2 = tl.split(x1)
+        tl.store(Z1 + tl.arange(0, N // 2), z1)
+        tl.store(Z2 + tl.arange(0, N // 2), z2)
+
+    x = np.arange(0, 256, dtype=np.int32).reshape((128, 2))
+    z1, z2 = np.zeros(128, np.int32), np.zeros(128, np.int32)
+    kernel[(1, )](x, z1, z2, N=256)
+    np.testing.assert_equal(x[:, 0], z1)
+    np.testing.assert_equal(x[:, 1], z2)
+
+
+def test_split_to_scalar(device):
+
+    @triton.jit
+    def kernel(X, Z1, Z2):
+        offs = tl.arange(0, 2)
+        x = tl.load(X + offs)
+        z1, z2 = tl.split(x)
+        tl.static_assert(isinstance(z1, tl.tensor))
+        tl.static_assert(isinstance(z2, tl.tensor))
+        tl.static_assert(z1.shape == [])
+        tl.static_assert(z2.shape == [])
+        tl.store(Z1, z1)
+        tl.store(Z2, z2)
+
+    x = np.arange(0, 2, dtype=np.int64).reshape(1, 2)
+    z1, z2 = np.zeros(1, np.int64), np.zeros(1, np.int64)
+    kernel[(1, )](x, z1, z2)
+    np.testing.assert_equal(x[:, 0], z1)
+    np.testing.assert_equal(x[:, 1], z2)
