@@ -13,7 +13,7 @@ import numpy as np
 from . import dtypes as D
 from . import fast_loops
 from . import context
-from .memory import check_pointer, count_access, access_mask, materialized, values_for
+from .memory import check_not_const, check_pointer, count_access, access_mask, materialized, values_for
 from .tensor import tensor
 
 _SEMANTICS = (None, "acquire", "release", "acq_rel", "relaxed")
@@ -48,6 +48,7 @@ def _note_write(dst, off, old):
 def _atomic(op, pointer, val, mask, sem, scope):
     what = f"atomic_{op}"
     pointer = check_pointer(pointer, what)
+    check_not_const(pointer)
     _check_order(what, sem, scope)
     buf = pointer.buf
     buf.check_writable()
@@ -73,6 +74,7 @@ def _atomic(op, pointer, val, mask, sem, scope):
 def atomic_cas(pointer, cmp, val, sem=None, scope=None):
     """Compare-and-swap, lane by lane in program order; returns the old values."""
     pointer = check_pointer(pointer, "atomic_cas")
+    check_not_const(pointer)
     _check_order("atomic_cas", sem, scope)
     buf = pointer.buf
     buf.check_writable()

@@ -16,8 +16,9 @@ LOCAL = threading.local()
 class LaunchState:
     """Programs `pids` (rows x 3) of kernel `name` running in lockstep over `grid`."""
 
-    def __init__(self, name, grid, pids: np.ndarray, buffers):
+    def __init__(self, name, grid, pids: np.ndarray, buffers, num_warps=4):
         self.name, self.grid, self.pids, self.buffers = name, grid, pids, buffers
+        self.num_warps = num_warps  # the launch option (tl.extra.cuda.num_warps/num_threads read it)
         self.rows = pids.shape[0]
         self._pid_tensors = {}
         self.counts = None  # counting.Counts while tracing

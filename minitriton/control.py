@@ -27,7 +27,7 @@ import numpy as np
 from . import context, narrowing
 from . import dtypes as D
 from .block_ptr import block_pointer
-from .tensor import Divergent, Stalled, tensor, to_tensor
+from .tensor import POISON, Divergent, Stalled, tensor, to_tensor
 from .dot import select_chains
 from .arithmetic import logical_and, logical_or, logical_not
 from .elementwise import where
@@ -136,8 +136,9 @@ class Frame(_Context):
     """A kernel or jitted helper's body: collects the return values of programs that return
     early, and removes them from the rest of the body."""
 
-    def __init__(self):
+    def __init__(self, returns_value=False):
         st = self.st = _state()
+        self.returns_value = returns_value   # the body has a `return value` somewhere
         self.saved = st.active
         self.alive = st.active
         self.returned = None   # rows that have returned
@@ -168,6 +169,8 @@ class Frame(_Context):
         st.active = self.saved
 
     def result(self):
+        if self.value is None and self.returns_value:
+            return POISON       # no program reached a `return value`
         return self.value
 
 
@@ -271,7 +274,7 @@ class Loop(_Context):
             return vals
         st = self.st
         idx = np.flatnonzero(st.active)
-        sub = context.LaunchState(st.name, st.grid, st.pids[idx], st.buffers)
+        sub = context.LaunchState(st.name, st.grid, st.pids[idx], st.buffers, st.num_warps)
         sub.space, sub.contexts = st.space, [self]
         n, m = len(self.reads), len(self.names)
         self.outer = dict(st=st, idx=idx, reads=vals[:n], vals=vals[n:n + m], left=self.left, exit_vals=self.exit_vals,

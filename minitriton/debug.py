@@ -11,36 +11,74 @@ from .tensor import tensor, to_tensor
 from .arithmetic import constexpr_value
 
 
-def _format(v, hex_):
-    v = np.asarray(v)
-    if hex_ and v.dtype.kind in "iub":
-        width = v.dtype.itemsize * 2
-        bits = v.astype(v.dtype.str.replace("i", "u").replace("b1", "u1"), copy=False)
-        return np.array2string(bits, formatter={"int": lambda x: f"0x{int(x):0{width}x}"}, max_line_width=10 ** 6)
-    return np.array2string(v, max_line_width=10 ** 6, threshold=10 ** 6) if v.ndim else str(v)
+def _element(v, hex_) -> str:
+    """One value as Triton's device printf writes it: %d / %u for integers, %f for floats, and
+    with hex=True the bits, zero-padded to the type's width."""
+    if hex_:
+        bits = np.asarray(v).reshape(1).view(f"u{max(v.dtype.itemsize, 1)}")[0]
+        return f"0x{int(bits):0{2 * v.dtype.itemsize}x}"
+    if v.dtype.kind == "f":
+        return f"{float(v):f}"
+    if v.dtype.kind == "b":
+        return str(int(v))
+    return str(int(v))
+
+
+def _prefix(prefix: str, has_values: bool) -> str:
+    """Triton's rule: with values, the prefix ends in ': ' and a non-empty one starts with ' '."""
+    if not has_values:
+        return " " + prefix if prefix else ""
+    if not prefix.endswith(" "):
+        prefix += " "
+    if not prefix.endswith(": "):
+        prefix = prefix[:-1] + ": "
+    if len(prefix) > 2 and not prefix.startswith(" "):
+        prefix = " " + prefix
+    return prefix
+
+
+def _values(a, row):
+    """Program `row`'s values of `a` in their storage type (a pointer: its byte offset)."""
+    if isinstance(a, tensor):
+        if a.buf is not None:
+            return np.asarray(a.v[builtins.min(row, a.rows - 1)], np.int64) * a.dtype.element_ty.np.itemsize
+        return np.asarray(a.v[builtins.min(row, a.rows - 1)], a.dtype.np)
+    return np.asarray(constexpr_value(a))
 
 
 def device_print(prefix, *args, hex=False):
-    """Print, for each active program, its pid, the prefix and the values (in hex for integers
-    with hex=True)."""
+    """Print, for each active program, one line per element of each value, as Triton's compiled
+    device_print does: `pid (x, y, z) idx (i, j) prefix: value`, `(operand k)` before the value
+    when several are printed, integers in hex (the bits, zero-padded) with hex=True."""
     prefix = constexpr_value(prefix)
+    hex_ = bool(constexpr_value(hex))
     if not isinstance(prefix, str):
         raise TypeError(f"tl.device_print: the prefix must be a string, got {prefix!r}")
     ctx = context.current()
     active = ctx.active
+    head_prefix = _prefix(prefix, bool(args))
     for p in builtins.range(ctx.rows):
         if active is not None and not active[p]:
             continue
-        vals = [_format(a.v[builtins.min(p, a.rows - 1)], hex) if isinstance(a, tensor) else str(constexpr_value(a)) for a in args]
-        print(f"pid {ctx.pid_tuple(p)} {prefix}", *vals)
+        head = "pid ({}, {}, {})".format(*ctx.pid_tuple(p))
+        if not args:
+            print(head + head_prefix)
+            continue
+        for k, a in enumerate(args):
+            v = _values(a, p)
+            as_hex = hex_ or (isinstance(a, tensor) and a.buf is not None)   # pointers print as %p does
+            operand = f"(operand {k}) " if len(args) > 1 else ""
+            widths = [len(str(n - 1)) for n in v.shape]
+            for idx in np.ndindex(*v.shape):
+                where = ", ".join(f"{i:{w}}" for i, w in zip(idx, widths))
+                print(f"{head} idx ({where}){head_prefix}{operand}{_element(v[idx], as_hex)}")
 
 
 def kernel_print(*args, **kwargs):
-    """Python's print inside a kernel: device_print, as in Triton (values printed per program)."""
-    if any(isinstance(a, tensor) for a in args):
-        prefix, rest = (args[0], args[1:]) if args and isinstance(constexpr_value(args[0]), str) else ("", args)
-        return device_print(prefix, *rest)
-    return print(*args, **kwargs)
+    """Python's print inside a kernel: device_print, as in Triton (printed per program; a first
+    argument that is a string is the prefix)."""
+    prefix, rest = (args[0], args[1:]) if args and isinstance(constexpr_value(args[0]), str) else ("", args)
+    return device_print(prefix, *rest)
 
 
 def device_assert(cond, msg="", mask=None):

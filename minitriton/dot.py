@@ -385,9 +385,7 @@ def dot(input, other, acc=None, input_precision=None, allow_tf32=None, max_num_i
         raise ValueError(f"tl.dot needs two 2-D (or two 3-D) blocks, got shapes {list(a.shape)} and {list(b.shape)}")
     if a.shape[-1] != b.shape[-2] or a.shape[:-2] != b.shape[:-2]:
         raise ValueError(f"tl.dot shape mismatch: {list(a.shape)} @ {list(b.shape)} (inner dimensions must agree)")
-    if builtins.min(a.shape[-2:] + b.shape[-1:]) < 16:
-        raise ValueError(f"tl.dot needs every matrix dimension >= 16 (as Triton's tensor cores do), got "
-                         f"{list(a.shape)} @ {list(b.shape)}")
+    # (no minimum size: Triton's interpreter, and AMD's backend, take any; NVIDIA's wants 16)
     if a.dtype is not b.dtype and not (a.dtype.is_fp8() and b.dtype.is_fp8()):
         raise TypeError(f"tl.dot operands must have the same dtype, got {a.dtype} and {b.dtype}")
     if a.dtype not in _DOT_TYPES:

@@ -203,18 +203,18 @@ class dtype:
 
 
 class const:
-    """Triton's annotation of a pointer to memory the kernel only reads (`x_ptr: tl.const`): it
-    changes nothing here, as it changes nothing in what a kernel computes."""
+    """Triton's annotation of a pointer to memory the kernel only reads (`x_ptr: tl.const`): the
+    argument's pointers are `const_pointer<...>`, and a store or atomic through them is refused."""
 
 
 class pointer_type:
     """The type of a pointer tensor: offsets (int64, in elements) into one argument's memory."""
 
-    __slots__ = ("element_ty",)
+    __slots__ = ("element_ty", "address_space", "const")
     kind = "p"
 
-    def __init__(self, element_ty: dtype):
-        self.element_ty = element_ty
+    def __init__(self, element_ty: dtype, address_space: int = 1, const: bool = False):
+        self.element_ty, self.address_space, self.const = element_ty, address_space, bool(const)
 
     def is_floating(self):
         return False
@@ -222,13 +222,17 @@ class pointer_type:
     def is_int(self):
         return False
 
+    def is_const(self):
+        return self.const
+
     def __repr__(self):
-        return f"pointer<{self.element_ty}>"
+        return f"{'const_' if self.const else ''}pointer<{self.element_ty}>"
 
     def __eq__(self, other):
         if isinstance(other, constexpr):
             other = other.value
-        return isinstance(other, pointer_type) and other.element_ty is self.element_ty
+        return (isinstance(other, pointer_type) and other.element_ty is self.element_ty
+                and other.const == self.const)
 
     def is_ptr(self):
         return True
@@ -238,7 +242,7 @@ class pointer_type:
         return self
 
     def __hash__(self):
-        return hash(("ptr", self.element_ty.name))
+        return hash(("ptr", self.element_ty.name, self.const))
 
 
 # the mantissa bits and exponent bias of each float format (Triton's dtype.fp_mantissa_width and

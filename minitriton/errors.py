@@ -18,6 +18,7 @@ class TritonError(Exception):
 
 class CompilationError(TritonError):
     """A kernel that Triton would refuse to compile (a type or shape error in its body)."""
+    error_message = None    # Triton's message of its own, beside the cause's (here: the cause)
 
 
 class InterpreterError(TritonError):
@@ -45,3 +46,8 @@ def as_triton_error(error: Exception) -> Exception:
         out.__notes__ = list(out.__notes__)
     out.__traceback__ = error.__traceback__
     return out
+
+
+class LaunchOptionError(ValueError, AssertionError):
+    """A bad launch option (`num_warps=3`): Triton refuses it with an assert, so code written for
+    Triton catches an AssertionError; it is a bad value, so ours may catch a ValueError."""

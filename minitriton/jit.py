@@ -60,10 +60,15 @@ def _kernel_range(*args, **kw):
 _KERNEL_BUILTINS = dict(vars(builtins), min=_kernel_min, max=_kernel_max, print=_kernel_print, range=_kernel_range)
 
 
-def _is_constexpr(annotation):
-    if annotation is constexpr:
+def _is_annotation(annotation, kind) -> bool:
+    """`x: tl.constexpr` / `x: tl.const`, also as a string (`from __future__ import annotations`)."""
+    if annotation is kind:
         return True
-    return isinstance(annotation, str) and annotation.split(".")[-1] == "constexpr"
+    return isinstance(annotation, str) and annotation.split(".")[-1] == kind.__name__
+
+
+def _is_constexpr(annotation):
+    return _is_annotation(annotation, constexpr)
 
 
 def _code_fingerprint(code) -> str:
@@ -149,6 +154,7 @@ class JITFunction:
         self.signature = inspect.signature(fn)
         self.arg_names = list(self.signature.parameters)
         self.constexprs = [n for n, p in self.signature.parameters.items() if _is_constexpr(p.annotation)]
+        self.consts = {n for n, p in self.signature.parameters.items() if _is_annotation(p.annotation, D.const)}
         self.last_launch = None
         # (grid, constexprs) -> (programs per lockstep group, why): a launch that stalled on a
         # lock once starts the next time at the group size that ran, instead of running every
@@ -249,7 +255,7 @@ class JITFunction:
                 del kwargs[k]
         warps = options.get("num_warps", 4)
         if isinstance(warps, bool) or not isinstance(warps, (int, np.integer)) or warps < 1 or warps & (warps - 1):
-            raise ValueError(f"kernel '{self.__name__}': num_warps must be a power of 2 (as in Triton), got {warps!r}")
+            raise errors.LaunchOptionError(f"kernel '{self.__name__}': num_warps must be a power of 2 (as in Triton), got {warps!r}")
         bound = self.bind(args, kwargs)
         grid = self._grid(grid, bound)
         self.last_launch = dict(grid=grid, args=bound, num_warps=options.get("num_warps", 4),
@@ -315,7 +321,7 @@ class JITFunction:
         buffers = bind_buffers(arrays)
         for name, a in bound.items():
             if name in buffers:
-                values[name] = argument_pointer(buffers[name])
+                values[name] = argument_pointer(buffers[name], const=name in self.consts)
             elif name not in self.constexprs and isinstance(a, (bool, int, float, np.number, np.bool_)) \
                     and not (type(a) is int and a == 1):  # Triton specializes 1 to a constant
                 try:
@@ -333,6 +339,7 @@ class JITFunction:
         pids = _program_ids(grid)
         recorder = counting.active()
         body = self._body()
+        warps = (options or {}).get("num_warps", 4)
         counts, sampled = [], False
         path = "lockstep"
         try:
@@ -347,7 +354,8 @@ class JITFunction:
                 while True:
                     self._restart_stats()
                     try:
-                        counts = [self._run_programs(body, values, grid, pids[start:start + rows], buffers, space, recorder)
+                        counts = [self._run_programs(body, values, grid, pids[start:start + rows], buffers, space, recorder,
+                                                    warps)
                                   for start in range(0, pids.shape[0], rows)]
                         break
                     except MemoryPressure:
@@ -377,7 +385,7 @@ class JITFunction:
                     order = np.unique(np.linspace(0, pids.shape[0] - 1, recorder.max_sequential).astype(int))
                     sampled = True
                 self._restart_stats()
-                counts = [self._run_programs(body, values, grid, pids[row:row + 1], buffers, space, recorder)
+                counts = [self._run_programs(body, values, grid, pids[row:row + 1], buffers, space, recorder, warps)
                           for row in order]
         except BaseException as e:
             for b in buffers:
@@ -406,8 +414,8 @@ class JITFunction:
         if self.last_launch is not None:
             self.last_launch["narrowed"] = self.last_launch["fused"] = 0
 
-    def _run_programs(self, body, values, grid, pids, buffers, space, recorder=None):
-        state = context.LaunchState(self.__name__, grid, pids, buffers)
+    def _run_programs(self, body, values, grid, pids, buffers, space, recorder=None, num_warps=4):
+        state = context.LaunchState(self.__name__, grid, pids, buffers, num_warps)
         state.space = space
         if recorder is not None:
             state.counts = counting.Counts.for_programs(pids)

@@ -353,9 +353,11 @@ def lower(fn) -> types.CodeType | None:
     loads = load_counts(fdef)
     fuse = fusion._Recogniser(analysis.resolve, analysis.local.__contains__, lambda e: analysis.pure(e, set())[0],
                               lambda name, loop: loads.get(name, 0) > sum(_reads(s, name) for s in loop.body))
+    returns_value = _returns_value(fdef)
     lowered = _Lower(frame, skip, loads, local_names, fuse, first).block(fdef.body)
     fdef.body = [
-        ast.Assign(targets=[ast.Name(frame, ast.Store())], value=_call("Frame")),
+        ast.Assign(targets=[ast.Name(frame, ast.Store())],
+                   value=_call("Frame", ast.Constant(returns_value))),
         ast.Try(body=lowered or [ast.Pass()], handlers=[], orelse=[],
                 finalbody=[ast.Expr(_method(frame, "close"))]),
         ast.Return(_method(frame, "result")),
@@ -371,6 +373,19 @@ def lower(fn) -> types.CodeType | None:
     code = compile(module, filename, "exec")
     outer_code = next(c for c in code.co_consts if isinstance(c, types.CodeType))
     return next(c for c in outer_code.co_consts if isinstance(c, types.CodeType) and c.co_name == fdef.name)
+
+
+def _returns_value(fdef: ast.FunctionDef) -> bool:
+    """Whether the function has a `return value` (not in a nested function)."""
+    todo = list(fdef.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.Return) and node.value is not None and not (
+                isinstance(node.value, ast.Constant) and node.value.value is None):
+            return True
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            todo.extend(ast.iter_child_nodes(node))
+    return False
 
 
 def namespace(globals_: dict) -> dict:

@@ -12,7 +12,7 @@ import numpy as np
 from . import dtypes as D
 from . import addresses, block_ptr, context, counting
 from .storage import Buffer, OutOfBoundsError, Window, window, program_view  # noqa: F401 (OutOfBoundsError: users import it here)
-from .tensor import FROM_ABOVE, tensor, to_tensor
+from .tensor import FROM_ABOVE, POISON, tensor, to_tensor
 from .arithmetic import broadcast_shape, binary, affine_bounds
 from .casts import cast, Rounding
 from .elementwise import where
@@ -22,8 +22,14 @@ def constexpr_value(x):
     return x.value if isinstance(x, D.constexpr) else x
 
 
-def argument_pointer(buf: Buffer) -> tensor:
-    return tensor(None, D.pointer_type(buf.dtype), (), aff=(np.zeros(1, np.int64), ()), buf=buf)
+def argument_pointer(buf: Buffer, const: bool = False) -> tensor:
+    """The pointer a kernel receives for an array argument (`const` for one annotated tl.const)."""
+    return tensor(None, D.pointer_type(buf.dtype, const=const), (), aff=(np.zeros(1, np.int64), ()), buf=buf)
+
+
+def check_not_const(pointer: tensor):
+    if pointer.dtype.is_const():
+        raise ValueError("Cannot store to a constant pointer")
 
 
 # ---------------------------------------------------------------- pointer arithmetic
@@ -294,6 +300,9 @@ def store(pointer, value, mask=None, boundary_check=(), cache_modifier="", evict
     elif constexpr_value(boundary_check):
         raise ValueError("tl.store: boundary_check needs a block pointer (tl.make_block_ptr); use mask= otherwise")
     pointer = check_pointer(pointer, "store")
+    check_not_const(pointer)
+    if value is POISON:        # an undefined value: leaving memory as it is is one of its outcomes
+        return None
     buf = pointer.buf
     if isinstance(buf, addresses.MixedBuffer):
         vals = values_for(pointer, value, "store")

@@ -51,13 +51,14 @@ def sort(x, dim=None, descending=False):
     return tensor(np.ascontiguousarray(_sorted(x, dim, descending, "sort")), x.dtype, x.shape)
 
 
-def topk(x, k, dim=None):
-    """The k largest elements along the last dimension, largest first."""
+def topk(x, k, dim=None, descending=True):
+    """The k largest elements along the last dimension, largest first (the k smallest, smallest
+    first, with descending=False), as Triton's tl.topk."""
     x = to_tensor(x)
     k = int(constexpr_value(k))
     if not 1 <= k <= x.shape[-1]:
         raise ValueError(f"tl.topk: k={k} must be between 1 and the last dimension {x.shape[-1]}")
-    v = np.ascontiguousarray(_sorted(x, dim, True, "topk")[..., :k])
+    v = np.ascontiguousarray(_sorted(x, dim, bool(constexpr_value(descending)), "topk")[..., :k])
     return tensor(v, x.dtype, x.shape[:-1] + (k,))
 
 

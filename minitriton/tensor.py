@@ -283,6 +283,18 @@ class tensor:
 FROM_ABOVE: dict = {"methods": {}}
 
 
+class _Poison:
+    """What a jitted function gives back when the path taken reaches its end without `return
+    value` although it returns a value on another path (Triton's `ub.poison`).  Storing it
+    stores nothing (any value may land; the memory's own is one); computing with it is refused."""
+
+    def __repr__(self):
+        return "<undefined result>"
+
+
+POISON = _Poison()
+
+
 def uniform(value, dtype) -> tensor:
     """A value shared by all programs."""
     return tensor(np.asarray(value, dtype.container).reshape(1), dtype, ())
@@ -294,6 +306,9 @@ def scalar_dtype(x):
         return D.from_numpy(x.dtype)
     if isinstance(x, (bool, int, float)):
         return D.literal_dtype(x)
+    if x is POISON:
+        raise TypeError("cannot compute with an undefined result: a jitted function returned without a value on "
+                        "the path the programs took (it returns one on another path)")
     raise TypeError(f"cannot use {type(x).__name__} value {x!r} in a kernel expression")
 
 

@@ -15,7 +15,7 @@ import minitriton as triton                 # was: import triton
 import minitriton.language as tl            # was: import triton.language as tl
 
 from .helpers import (check_type_supported, dtypes, dtypes_with_bfloat16, float_dtypes, int_dtypes, integral_dtypes,
-                      numpy_random, patch_kernel, to_numpy, to_triton, uint_dtypes, bitwidth)
+                      make_ptr_str, numpy_random, patch_kernel, to_numpy, to_triton, uint_dtypes, bitwidth)
 
 # dtype pairs for the binary-operator tests: each type with itself, and crossings of width,
 # signedness and kind (Triton's full product is 144 pairs per operator)
@@ -26,7 +26,7 @@ PAIRS = [(d, d) for d in dtypes] + [
 
 
 # -- the shared unary and binary harness (host code ours; kernels Triton's) -------------------------
-def _test_unary(dtype_x, expr, numpy_expr=None, device="cpu", num_ctas=1):
+def run_unary(dtype_x, expr, numpy_expr=None, device="cpu", num_ctas=1):
     check_type_supported(dtype_x, device)
     SIZE = 128
 
@@ -58,7 +58,7 @@ def _override(a, b):
     return _OVERRIDES.get((a, b)) or _OVERRIDES.get((b, a))
 
 
-def _test_binary(dtype_x, dtype_y, expr, numpy_expr=None, mode_x='real', mode_y='real', device='cpu', num_ctas=1,
+def run_binary(dtype_x, dtype_y, expr, numpy_expr=None, mode_x='real', mode_y='real', device='cpu', num_ctas=1,
                  x_low=None, x_high=None, y_low=None, y_high=None, filter_y=None, test_broadcast=True,
                  test_scalar=True):
     check_type_supported(dtype_x, device)
@@ -204,7 +204,7 @@ def test_bin_op(dtype_x, dtype_y, op, device):
     if op in ('%', '/') and ((dtype_x in int_dtypes and dtype_y in uint_dtypes) or
                              (dtype_x in uint_dtypes and dtype_y in int_dtypes)):
         with pytest.raises(triton.TritonError, match='Cannot use .* because they have different signedness'):
-            _test_binary(dtype_x, dtype_y, expr, numpy_expr, device=device)
+            run_binary(dtype_x, dtype_y, expr, numpy_expr, device=device)
         return
     skip_scalar = op in ('/', '%') and dtype_x in ("float16", "bfloat16")
     not_zero = op in ('/', '%') and dtype_x in integral_dtypes and dtype_y in integral_dtypes
@@ -214,7 +214,7 @@ def test_bin_op(dtype_x, dtype_y, op, device):
         x_low, x_high = _mod_operand_range(dtype_x, dtype_y)
     else:
         x_low, x_high = None, None
-    _test_binary(dtype_x, dtype_y, expr, numpy_expr, device=device, test_broadcast=(op != "%"), x_low=x_low,
+    run_binary(dtype_x, dtype_y, expr, numpy_expr, device=device, test_broadcast=(op != "%"), x_low=x_low,
                  x_high=x_high, filter_y=filter_y, test_scalar=not skip_scalar)
 
 
@@ -246,7 +246,7 @@ def test_floordiv(dtype_x, dtype_y, device):
     expr = 'x // y'
     numpy_expr = '((x - np.fmod(x, y)) / y)'
     filter_y = (lambda y: y == -1) if dtype_x in int_dtypes and dtype_y in int_dtypes else None
-    _test_binary(dtype_x, dtype_y, expr, numpy_expr, filter_y=filter_y, device=device)
+    run_binary(dtype_x, dtype_y, expr, numpy_expr, filter_y=filter_y, device=device)
 
 
 def test_unsigned_name_mangling(device):
@@ -282,9 +282,9 @@ def test_bitwise_op(dtype_x, dtype_y, op, device):
         numpy_expr = None
     if 'float' in dtype_x + dtype_y:
         with pytest.raises(triton.TritonError, match='invalid operands of type'):
-            _test_binary(dtype_x, dtype_y, expr, numpy_expr='np.array([])', device=device)
+            run_binary(dtype_x, dtype_y, expr, numpy_expr='np.array([])', device=device)
     else:
-        _test_binary(dtype_x, dtype_y, expr, numpy_expr, device=device)
+        run_binary(dtype_x, dtype_y, expr, numpy_expr, device=device)
 
 
 @pytest.mark.parametrize("dtype_x, dtype_y, op", [(x, y, op) for op in ['<<', '>>']
@@ -295,7 +295,7 @@ def test_shift_op(dtype_x, dtype_y, op, device):
     bw = max(bitwidth(dtype_x), bitwidth(dtype_y))
     dtype_z = f'int{bw}' if dtype_x.startswith('int') else f'uint{bw}'
     numpy_expr = f'x.astype(np.{dtype_z}) {op} y.astype(np.{dtype_z})'
-    _test_binary(dtype_x, dtype_y, expr, numpy_expr, device=device, y_low=0, y_high=bw)
+    run_binary(dtype_x, dtype_y, expr, numpy_expr, device=device, y_low=0, y_high=bw)
 
 
 @pytest.mark.parametrize("dtype_x, dtype_y, op, mode_x, mode_y",
@@ -310,7 +310,7 @@ def test_compare_op(dtype_x, dtype_y, op, mode_x, mode_y, device):
         numpy_expr = f'x.astype(np.{dtype_y}) {op} y.astype(np.{dtype_y})'
     else:
         numpy_expr = None
-    _test_binary(dtype_x, dtype_y, expr, numpy_expr, mode_x=mode_x, mode_y=mode_y, device=device)
+    run_binary(dtype_x, dtype_y, expr, numpy_expr, mode_x=mode_x, mode_y=mode_y, device=device)
 
 
 # -- broadcast, slices, expand_dims, program ids ---------------------------------------------------------
@@ -557,14 +557,14 @@ def test_where_broadcast(device):
 
 @pytest.mark.parametrize("dtype_x, expr", [(d, ' -x') for d in dtypes_with_bfloat16] + [(d, ' ~x') for d in int_dtypes])
 def test_unary_op(dtype_x, expr, device):
-    _test_unary(dtype_x, expr, device=device)
+    run_unary(dtype_x, expr, device=device)
 
 
 @pytest.mark.parametrize("dtype_x, expr, x", [(d, expr, x) for d in ["float32", "float64"]
                                               for expr in ['exp', 'log', 'cos', 'sin', 'exp2', 'log2', 'sqrt', 'floor',
                                                            'ceil'] for x in ['x', '3.0']])
 def test_math_op(dtype_x, expr, x, device):
-    _test_unary(dtype_x, f'tl.{expr}({x})', f'np.{expr}({x}) ', device=device)
+    run_unary(dtype_x, f'tl.{expr}({x})', f'np.{expr}({x}) ', device=device)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
@@ -607,7 +607,7 @@ def test_math_fma_op(dtype, device):
 
 @pytest.mark.parametrize("expr", ["tl.math.fdiv(x, y)", "tl.math.div_rn(x, y)"])
 def test_math_divide_op(expr, device):
-    _test_binary("float32", "float32", expr, "x / y", device=device)
+    run_binary("float32", "float32", expr, "x / y", device=device)
 
 
 @pytest.mark.parametrize("expr_prec, expr_ref",
@@ -638,7 +638,7 @@ def test_precise_math(expr_prec, expr_ref, device):
 
 @pytest.mark.parametrize("dtype_x", dtypes_with_bfloat16)
 def test_abs(dtype_x, device):
-    _test_unary(dtype_x, 'tl.abs(x)', 'np.abs(x) ', device=device)
+    run_unary(dtype_x, 'tl.abs(x)', 'np.abs(x) ', device=device)
 
 
 def test_shapes_as_params(device):
@@ -687,16 +687,6 @@ def test_transpose(dtype_x, device):
     z_tri = np.empty_like(z_ref)
     kernel[(1, )](z_tri, x, SIZE=SIZE)
     np.testing.assert_allclose(z_ref, z_tri)
-
-
-def make_ptr_str(name, shape):
-    rank = len(shape)
-    offsets, stride = [], 1
-    for i in reversed(range(rank)):
-        idx = ', '.join([':' if ii == i else 'None' for ii in range(rank)])
-        offsets += [f'tl.arange(0, {shape[i]})[{idx}]*{stride}']
-        stride *= shape[i]
-    return f"{name} + {' + '.join(offsets)}"
 
 
 @pytest.mark.parametrize("expr, dtype_str", [(f'x[{s}]', d) for s in ['None, :', ':, None', 'None, :, :', ':, :, None']
