@@ -44,9 +44,9 @@ def toward_zero(v: np.ndarray, dtype) -> np.ndarray:
     wide = v.astype(np.float64, copy=False)
     near = round_to(v.astype(np.float64 if dtype is D.float64 else np.float32, copy=False), dtype)
     away = np.isfinite(wide) & (np.abs(near.astype(np.float64)) > np.abs(wide))
-    bits = np.ascontiguousarray(near.astype(dtype.np)).view(f"u{dtype.bits // 8}").copy()
+    bits = np.ascontiguousarray(dtype.encode(near)).view(f"u{dtype.bits // 8}").copy()
     bits[away] -= 1
-    return bits.view(dtype.np).astype(dtype.container)
+    return dtype.decode(bits.view(dtype.np))
 
 
 def cast(x, dtype, fp_downcast_rounding=None, bitcast=False, **_):
@@ -68,8 +68,8 @@ def cast(x, dtype, fp_downcast_rounding=None, bitcast=False, **_):
     if bitcast:
         if x.dtype.bits != dtype.bits:
             raise ValueError(f"bitcast needs equal bit widths, got {x.dtype} -> {dtype}")
-        storage = x.v.astype(x.dtype.np) if x.dtype.container != x.dtype.np else x.v
-        return tensor(np.ascontiguousarray(storage).view(dtype.np).astype(dtype.container, copy=False), dtype, x.shape)
+        storage = x.dtype.encode(x.v) if x.dtype.container != x.dtype.np else x.v
+        return tensor(dtype.decode(np.ascontiguousarray(storage).view(dtype.np)), dtype, x.shape)
     if dtype.bits == 16 and dtype.is_floating() and x.dtype is D.float32:
         return tensor.deferred(Rounding(x, dtype), dtype, x.shape)
     v = x.v

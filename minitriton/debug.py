@@ -12,15 +12,13 @@ from .arithmetic import constexpr_value
 
 
 def _element(v, hex_) -> str:
-    """One value as Triton's device printf writes it: %d / %u for integers, %f for floats, and
-    with hex=True the bits, zero-padded to the type's width."""
+    """One value as Triton's device printf writes it: %d for integers, %f for floats, and with
+    hex=True the bits (of `v` in its storage type), zero-padded to the type's width."""
     if hex_:
-        bits = np.asarray(v).reshape(1).view(f"u{max(v.dtype.itemsize, 1)}")[0]
+        bits = np.asarray(v).reshape(1).view(f"u{v.dtype.itemsize}")[0]
         return f"0x{int(bits):0{2 * v.dtype.itemsize}x}"
-    if v.dtype.kind == "f":
+    if v.dtype.kind == "f" or v.dtype.kind == "V" or v.dtype.char in "eE":
         return f"{float(v):f}"
-    if v.dtype.kind == "b":
-        return str(int(v))
     return str(int(v))
 
 
@@ -40,9 +38,10 @@ def _prefix(prefix: str, has_values: bool) -> str:
 def _values(a, row):
     """Program `row`'s values of `a` in their storage type (a pointer: its byte offset)."""
     if isinstance(a, tensor):
+        v = np.asarray(a.v[builtins.min(row, a.rows - 1)])
         if a.buf is not None:
-            return np.asarray(a.v[builtins.min(row, a.rows - 1)], np.int64) * a.dtype.element_ty.np.itemsize
-        return np.asarray(a.v[builtins.min(row, a.rows - 1)], a.dtype.np)
+            return v.astype(np.int64) * a.dtype.element_ty.np.itemsize
+        return a.dtype.encode(v)
     return np.asarray(constexpr_value(a))
 
 

@@ -70,10 +70,34 @@ _constexpr_operators()
 
 
 class dtype:
+    """An element type: values are computed in `container` and held in memory as `np`.
+    `tl.dtype("fp16")` is the type of that name, as in Triton."""
     __slots__ = ("name", "np", "container", "kind", "bits")
+    # Triton's lists of type names
+    SINT_TYPES = ["int8", "int16", "int32", "int64"]
+    UINT_TYPES = ["int1", "uint8", "uint16", "uint32", "uint64"]
+    FP_TYPES = ["fp8e4b15", "fp8e4nv", "fp8e4b8", "fp8e5", "fp8e5b16", "fp16", "bf16", "fp32", "fp64"]
+    STANDARD_FP_TYPES = ["fp16", "bf16", "fp32", "fp64"]
 
-    def __init__(self, name: str, np_dtype, container, kind: str, bits: int):
+    def __new__(cls, name, *spec):
+        if spec:
+            return super().__new__(cls)
+        if name not in _BY_NAME:
+            raise ValueError(f"tl.dtype: unknown type name {name!r}; known: {sorted(_BY_NAME)}")
+        return _BY_NAME[name]
+
+    def __init__(self, name: str, np_dtype=None, container=None, kind: str = "", bits: int = 0):
+        if np_dtype is None:    # tl.dtype(name): the existing type, already set up
+            return
         self.name, self.np, self.container, self.kind, self.bits = name, np.dtype(np_dtype), np.dtype(container), kind, bits
+
+    def decode(self, stored: np.ndarray) -> np.ndarray:
+        """Values held in memory (as `np`) in the container type (the same array if they agree)."""
+        return stored.astype(self.container, copy=False)
+
+    def encode(self, values: np.ndarray) -> np.ndarray:
+        """Container values as held in memory, of type `np` (the same array if they agree)."""
+        return np.asarray(values).astype(self.np, copy=False)
 
     def is_floating(self):
         return self.kind == "f"
@@ -248,7 +272,7 @@ class pointer_type:
 # the mantissa bits and exponent bias of each float format (Triton's dtype.fp_mantissa_width and
 # exponent_bias)
 FLOAT_FORMATS = {"fp16": (10, 15), "bf16": (7, 127), "fp32": (23, 127), "fp64": (52, 1023),
-                 "fp8e4nv": (3, 7), "fp8e5": (2, 15), "fp8e4b8": (3, 8), "fp8e5b16": (2, 16)}
+                 "fp8e4nv": (3, 7), "fp8e5": (2, 15), "fp8e4b8": (3, 8), "fp8e5b16": (2, 16), "fp8e4b15": (3, 15)}
 
 int1 = dtype("int1", np.bool_, np.bool_, "b", 1)
 int8 = dtype("int8", np.int8, np.int8, "i", 8)
@@ -269,8 +293,37 @@ float8e4nv = dtype("fp8e4nv", ml_dtypes.float8_e4m3fn, np.float32, "f", 8)
 float8e5 = dtype("fp8e5", ml_dtypes.float8_e5m2, np.float32, "f", 8)
 float8e4b8 = dtype("fp8e4b8", ml_dtypes.float8_e4m3fnuz, np.float32, "f", 8)
 float8e5b16 = dtype("fp8e5b16", ml_dtypes.float8_e5m2fnuz, np.float32, "f", 8)
+
+
+class _Float8E4B15(dtype):
+    """fp8 with 4 exponent bits of bias 15 and 3 mantissa bits (Triton's float8e4b15, pre-Hopper
+    fp8): no infinities, 0x7f and 0xff are NaN, largest finite value 1.75.  Its bits are held as
+    ml_dtypes' float8_e4m3b11fnuz, the same layout with bias 11, whose values are 16 times
+    larger; that type gives the host arrays their own dtype (`triton.reinterpret`), and the
+    codes where the two formats differ (0x80 is -0 here, 0x7f/0xff NaN) are fixed by hand."""
+    __slots__ = ()
+    _SCALE = np.float32(16.0)
+
+    def decode(self, stored):
+        bits = np.asarray(stored).view(np.uint8)
+        out = np.asarray(stored).astype(np.float32) / self._SCALE
+        out[bits == 0x80] = -0.0
+        out[(bits & 0x7f) == 0x7f] = np.nan
+        return out
+
+    def encode(self, values):
+        v = np.asarray(values, np.float32)
+        with np.errstate(invalid="ignore"):
+            scaled = np.clip(v * self._SCALE, -28.0, 28.0)        # +-1.75, the largest finite value
+        bits = np.ascontiguousarray(scaled.astype(self.np)).view(np.uint8).copy()
+        bits[np.isnan(v)] = 0x7f
+        bits[(bits == 0) & np.signbit(v)] = 0x80                   # -0 (the bias-11 type has none)
+        return bits.view(self.np)
+
+
+float8e4b15 = _Float8E4B15("fp8e4b15", ml_dtypes.float8_e4m3b11fnuz, np.float32, "f", 8)
 pi32_t = pointer_type(int32)
-FP8 = (float8e4nv, float8e5, float8e4b8, float8e5b16)
+FP8 = (float8e4nv, float8e5, float8e4b8, float8e5b16, float8e4b15)
 
 ALL = (int1, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, bfloat16, float32, float64) + FP8
 _BY_NP = {d.np: d for d in ALL}

@@ -104,11 +104,15 @@ class Storage:
     def _convert_in(self):
         if self.dtype is D.float16:
             return fast_loops.half_to_float(self.flat, POOL.empty(self.flat.shape, np.float32))
+        if self.flat.dtype == self.dtype.np:
+            return self.dtype.decode(self.flat)
         return self.flat.astype(self.dtype.container)
 
     def _to_storage(self, vals):
         if self.dtype is D.float16:
             return fast_loops.float_to_half(np.ascontiguousarray(vals))
+        if self.flat.dtype == self.dtype.np:
+            return self.dtype.encode(vals)
         return vals.astype(self.flat.dtype, copy=False)
 
     def writable(self) -> np.ndarray:
@@ -137,7 +141,7 @@ class Storage:
         if self.dtype is D.float16:
             s = fast_loops.float_to_half(s, POOL.empty(s.shape, np.float16))
         elif s.dtype != self.flat.dtype:
-            s = s.astype(self.flat.dtype)
+            s = self.dtype.encode(s) if self.flat.dtype == self.dtype.np else s.astype(self.flat.dtype)
         self.flat[...] = s
         if s is not self.shadow:
             POOL.give(s)

@@ -51,13 +51,15 @@ def round_to(x: np.ndarray, dt) -> np.ndarray:
         return fast_loops.round_to_half(x)
     if dt is D.bfloat16:
         return np.asarray(x, np.float32).astype(D.bfloat16.np).astype(np.float32)
+    if dt is D.float8e4b15:
+        return dt.decode(dt.encode(x))
     if dt.kind == "f" and dt.bits == 8:
         top = _FP8_MAX[dt.name]
         return np.clip(np.asarray(x, np.float32), -top, top).astype(dt.np).astype(np.float32)
     return x.astype(dt.container, copy=False)
 
 
-_FP8_MAX = {d.name: np.float32(D.ml_dtypes.finfo(d.np).max) for d in D.FP8}
+_FP8_MAX = {d.name: np.float32(D.ml_dtypes.finfo(d.np).max) for d in D.FP8 if d is not D.float8e4b15}
 
 
 class _ArrayPool(threading.local):

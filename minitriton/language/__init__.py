@@ -1,6 +1,6 @@
 """`import minitriton.language as tl`: the block language, Triton's names and meanings."""
 from ..dtypes import (dtype, pointer_type, int1, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
-                     float16, bfloat16, float32, float64, float8e4nv, float8e5, float8e4b8, float8e5b16,
+                     float16, bfloat16, float32, float64, float8e4nv, float8e5, float8e4b8, float8e5b16, float8e4b15,
                      const, pi32_t)
 from ..tensor import tensor, constexpr
 from .. import tensor as _tensor
@@ -21,6 +21,7 @@ from ..memory import load, store
 from ..block_ptr import make_block_ptr, advance
 from ..atomics import atomic_add, atomic_max, atomic_min, atomic_xchg, atomic_cas, atomic_and, atomic_or, atomic_xor
 from ..dot import dot
+from ..scaled_dot import dot_scaled
 from .. import elementwise as math  # tl.math.exp etc.
 from ..arithmetic import logical_and, logical_or
 from . import extra
@@ -37,7 +38,7 @@ _tensor.FROM_ABOVE["methods"].update(logical_and=logical_and, logical_or=logical
 
 # Triton names not implemented yet: using one says so by name (issue 7), never a wrong result.
 TRITON_MAX_TENSOR_NUMEL = 1 << 20
-NOT_YET = ("block_type", "function_type", "void", "dot_scaled", "make_tensor_descriptor", "float8e4b15", "inline_asm_elementwise")
+NOT_YET = ("block_type", "function_type", "void", "make_tensor_descriptor", "inline_asm_elementwise")
 
 
 def __getattr__(name):

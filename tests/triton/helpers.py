@@ -30,7 +30,7 @@ float_dtypes_with_bfloat16 = float_dtypes + ["bfloat16"]
 dtypes = integral_dtypes + float_dtypes
 # Triton's fp8 types and the ml_dtypes type that holds each on the host
 float8_dtypes = {"float8e4nv": "float8_e4m3fn", "float8e5": "float8_e5m2", "float8e4b8": "float8_e4m3fnuz",
-                 "float8e5b16": "float8_e5m2fnuz"}
+                 "float8e5b16": "float8_e5m2fnuz", "float8e4b15": None}   # e4b15: no host type; see below
 dtypes_with_bfloat16 = dtypes + ["bfloat16"]
 
 _counter = itertools.count()
@@ -52,6 +52,12 @@ def numpy_random(shape, dtype_str, rs: np.random.RandomState | None = None, low=
         return rs.randint(0, 2, shape).astype(bool)
     if dtype_str in float_dtypes:
         return rs.normal(0, 1, shape).astype(getattr(np, dtype_str))
+    if dtype_str == "bfloat16":
+        return rs.normal(0, 1, shape).astype(ml_dtypes.bfloat16)
+    if dtype_str == "float8e4b15":  # random bits, without the two NaN codes (0x7f, 0xff)
+        bits = rs.randint(0, 256, shape).astype(np.uint8)
+        bits[(bits & 0x7f) == 0x7f] = 0x7e
+        return bits
     if dtype_str in float8_dtypes:  # the bits (uint8) of finite values, as Triton's helper gives them
         return rs.normal(0, 1, shape).astype(getattr(ml_dtypes, float8_dtypes[dtype_str])).view(np.uint8)
     raise ValueError(f"numpy_random: unsupported dtype {dtype_str!r}")
@@ -63,8 +69,8 @@ def to_triton(x, device="cpu", dst_type=None):
     x = np.asarray(x)
     if dst_type in float8_dtypes:
         return triton.reinterpret(np.array(x, order="C", copy=True), getattr(tl, dst_type))
-    if dst_type is not None and dst_type != "bfloat16" and x.dtype != np.dtype(dst_type):
-        x = x.astype(dst_type)
+    if dst_type is not None and x.dtype != np.dtype(getattr(ml_dtypes, dst_type, dst_type)):
+        x = x.astype(getattr(ml_dtypes, dst_type, dst_type))
     return np.array(x, order="C", copy=True)     # a device copy: the host array stays as it was
 
 
@@ -73,9 +79,8 @@ def to_numpy(x):
 
 
 def check_type_supported(dtype, device="cpu"):
-    """Skip where Triton's interpreter skips: it has no bfloat16 host arrays."""
-    if str(dtype) in ("bfloat16", "bf16"):
-        pytest.skip("bfloat16 is not supported in the interpreter")
+    """Triton's interpreter skips bfloat16 (numpy has no such type); here host arrays hold it as
+    ml_dtypes.bfloat16, so every type runs."""
 
 
 def patch_kernel(template, to_replace: dict, namespace: dict | None = None):
@@ -109,6 +114,11 @@ def stride(x: np.ndarray, dim: int) -> int:
 
 def fp8_to_float32(x: np.ndarray, dtype_str: str) -> np.ndarray:
     """The values of fp8 bits (uint8) as float32."""
+    if dtype_str == "float8e4b15":    # sign, 4 exponent bits of bias 15, 3 mantissa bits; 0x7f/0xff NaN
+        b = np.asarray(x).view(np.uint8).astype(np.int64)
+        sign, exp, man = np.where(b & 0x80, -1.0, 1.0), (b >> 3) & 0xf, b & 0x7
+        mag = np.where(exp == 0, man / 8.0 * 2.0 ** -14, (1 + man / 8.0) * 2.0 ** (exp - 15.0))
+        return np.where((b & 0x7f) == 0x7f, np.nan, sign * mag).astype(np.float32)
     return np.asarray(x).view(getattr(ml_dtypes, float8_dtypes[dtype_str])).astype(np.float32)
 
 
@@ -121,3 +131,34 @@ def make_ptr_str(name, shape):
         offsets += [f'tl.arange(0, {shape[i]})[{idx}]*{stride}']
         stride *= shape[i]
     return f"{name} + {' + '.join(offsets)}"
+
+
+# -- microscaling operands (our versions of Triton's test_mxfp MXFP4Tensor / MXScaleTensor) ----
+E2M1_VALUES = np.array([0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, -0.0, -0.5, -1.0, -1.5, -2.0, -3.0, -4.0, -6.0],
+                       np.float32)
+
+
+def mxfp4_random(shape, rs) -> np.ndarray:
+    """Random e2m1 codes (0..15, one per value)."""
+    return rs.randint(0, 16, shape).astype(np.uint8)
+
+
+def mxfp4_pack(codes: np.ndarray, dim: int) -> np.ndarray:
+    """Two e2m1 codes to a byte along `dim`, the even-indexed one in the low nibble."""
+    c = np.moveaxis(codes, dim, -1)
+    packed = (c[..., 0::2] | (c[..., 1::2] << 4)).astype(np.uint8)
+    return np.ascontiguousarray(np.moveaxis(packed, -1, dim))
+
+
+def e8m0_random(shape, rs, high=32.0) -> np.ndarray:
+    """Random e8m0 scale codes: powers of two from 2**-8 up to `high` (never the NaN code)."""
+    return rs.randint(127 - 8, 127 + int(np.log2(high)) + 1, shape).astype(np.uint8)
+
+
+def e8m0_from_float(x: np.ndarray) -> np.ndarray:
+    """The e8m0 code of the power of two at or below each positive value."""
+    return np.clip(np.floor(np.log2(np.maximum(x, 2.0 ** -127))) + 127, 0, 254).astype(np.uint8)
+
+
+def e8m0_values(codes: np.ndarray) -> np.ndarray:
+    return np.ldexp(np.float32(1.0), codes.astype(np.int32) - 127).astype(np.float32)

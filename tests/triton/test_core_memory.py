@@ -137,8 +137,8 @@ def test_masked_load_shared_memory(dtype, device):
 
     _kernel[(1, )](in1, in2, out, K, N, N, in1.size, in2.size, out.size, M=M, N=N, K=K)
 
-    reference_out = np.matmul(in1.astype(np.float32), in2.astype(np.float32))
-    np.testing.assert_allclose(out, reference_out, atol=1e-2, rtol=0)
+    reference_out = np.matmul(in1.astype(np.float32), in2.astype(np.float32)).astype(dtype)   # torch: in `dtype`
+    np.testing.assert_allclose(out.astype(np.float32), reference_out.astype(np.float32), atol=1e-2, rtol=0)
 
 
 @pytest.mark.parametrize("cache", ["", ".ca", ".cg", ".cv"])

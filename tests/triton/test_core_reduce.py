@@ -79,8 +79,16 @@ def test_reduce1d(op, dtype_str, shape, device):
         x[3:10] = x[numpy_op(x)]
     x_tri = to_triton(x, device=device)
     z_dtype_str = 'int32' if 'tie-break-left' in op else dtype_str
-    z_ref = numpy_op(x).astype(getattr(np, z_dtype_str))
-    z_tri = to_triton(numpy_random((1, ), dtype_str=z_dtype_str, rs=rs), device=device, dst_type=z_dtype_str)
+    z_tri_dtype_str = z_dtype_str
+    if 'tie-break-left' not in op and dtype_str == 'bfloat16':
+        z_dtype_str = 'float32'
+        z_ref = numpy_op(x.astype(np.float32)).astype(getattr(np, z_dtype_str))   # (float32 sums)
+        # trunc mantissa for a fair comparison of accuracy
+        z_ref = (z_ref.view('uint32') & np.uint32(0xffff0000)).view('float32')
+        z_tri_dtype_str = 'bfloat16'
+    else:
+        z_ref = numpy_op(x).astype(getattr(np, z_dtype_str))
+    z_tri = to_triton(numpy_random((1, ), dtype_str=z_dtype_str, rs=rs), device=device, dst_type=z_tri_dtype_str)
     kernel[(1, )](x_tri, z_tri, BLOCK=shape)
     z_tri = to_numpy(z_tri)
     if op == 'sum':
@@ -172,14 +180,23 @@ def test_reduce(op, dtype_str, shape, axis, keep_dims, device):
         np.bitwise_xor.reduce
     }[op]
     z_dtype_str = get_reduced_dtype(dtype_str, op)
+    z_tri_dtype_str = z_dtype_str
     if z_dtype_str == 'bool':
         z_dtype_str = 'int8'
 
     # Silence numpy error on axis out of bounds, to give triton a chance to fail
     np_axis = axis if axis is not None and axis < len(shape) else None
-    z_ref = np.asarray(numpy_op(x, axis=np_axis, keepdims=keep_dims)).astype(getattr(np, z_dtype_str))
+    if op not in ['argmin', 'argmax'] and dtype_str == 'bfloat16':
+        z_dtype_str = 'float32'
+        z_tri_dtype_str = 'bfloat16'
+        z_ref = np.asarray(numpy_op(x.astype(np.float32), axis=np_axis, keepdims=keep_dims))  # (float32 sums)
+        # trunc mantissa for a fair comparison of accuracy
+        z_ref = (z_ref.view('uint32') & np.uint32(0xffff0000)).view('float32')
+    else:
+        z_ref = np.asarray(numpy_op(x, axis=np_axis, keepdims=keep_dims)).astype(getattr(np, z_dtype_str))
 
-    z_tri = to_triton(numpy_random(z_ref.shape, dtype_str=z_dtype_str, rs=rs), device=device)
+    z_tri = to_triton(numpy_random(z_ref.shape, dtype_str=z_dtype_str, rs=rs), device=device,
+                      dst_type=None if z_tri_dtype_str == 'bool' else z_tri_dtype_str)
     BLOCK_K = 1 if len(shape) == 2 else shape[2]
     IS_3D = bool(len(shape) == 3)
     USE_I1 = dtype_str == 'bool'
