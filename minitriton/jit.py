@@ -412,7 +412,7 @@ class JITFunction:
 
     def _restart_stats(self):
         if self.last_launch is not None:
-            self.last_launch["narrowed"] = self.last_launch["fused"] = 0
+            self.last_launch["narrowed"] = self.last_launch["fused"] = self.last_launch["laned"] = 0
 
     def _run_programs(self, body, values, grid, pids, buffers, space, recorder=None, num_warps=4):
         state = context.LaunchState(self.__name__, grid, pids, buffers, num_warps)
@@ -424,6 +424,7 @@ class JITFunction:
         if self.last_launch is not None:
             self.last_launch["narrowed"] = self.last_launch.get("narrowed", 0) + state.narrowed
             self.last_launch["fused"] = self.last_launch.get("fused", 0) + state.fused
+            self.last_launch["laned"] = self.last_launch.get("laned", 0) + state.laned
         return state.counts
 
 

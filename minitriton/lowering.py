@@ -12,16 +12,18 @@ tracebacks point at the kernel's own source.
 from __future__ import annotations
 
 import ast
+import copy
 import inspect
 import itertools
 import textwrap
 import types
 
-from . import control, fusion, hoisting
+from . import control, fusion, hoisting, lanes
 from .hoisting import reads as _reads
 
 _HELPER = "__mt"
 _FUSION = "__mt_fusion"
+_LANES = "__mt_lanes"
 
 
 def _assigned(nodes) -> list[str]:
@@ -252,15 +254,42 @@ class _Lower(ast.NodeTransformer):
     def visit_For(self, node):
         if node.orelse:
             raise NotImplementedError("for ... else in a kernel is not supported")
+        side_by_side = None if self.loops else lanes.plan(node, self._reads(node.body), self.loads)
+        if side_by_side is None:
+            return self._loop(node)
+        # both forms (lanes.py): the trips as rows when the run allows it, else trip by trip
+        it, handle = self.fresh("r"), self.fresh("lanes")
+        lanes_body = self.block(copy.deepcopy(node.body))
+        p = side_by_side
+        dead = [n for n in p.assigned if n not in self.skip]
+        return [
+            ast.Assign(targets=[ast.Name(it, ast.Store())], value=self.visit(node.iter)),
+            ast.Assign(targets=[ast.Name(handle, ast.Store())], value=ast.Call(
+                func=ast.Attribute(value=ast.Name(_LANES, ast.Load()), attr="start", ctx=ast.Load()),
+                args=[ast.Name(it, ast.Load()), _names_tuple(p.reads, ast.Load), _names_tuple(p.loaded, ast.Load),
+                      _names_tuple(p.stored, ast.Load)], keywords=[])),
+            _if(ast.Compare(left=ast.Name(handle, ast.Load()), ops=[ast.IsNot()], comparators=[ast.Constant(None)]), [
+                _assign_back(p.reads + [node.target.id], _attr(handle, "values")),
+                ast.Try(body=lanes_body or [ast.Pass()], handlers=[], orelse=[],
+                        finalbody=[_assign_back(p.reads, _method(handle, "close"))]),
+                *([_assign_back(dead, ast.Tuple(elts=[_attr(_HELPER, "UNDEF")] * len(dead), ctx=ast.Load()))]
+                  if dead else []),
+            ], self._loop(node, ast.Name(it, ast.Load()))),
+        ]
+
+    def _loop(self, node, it=None):
+        """The ordinary lowering of a for loop, over `it` (an expression already lowered) or
+        its own iterable."""
         plan = self.fuse.plan(node) if self.fuse is not None else None
         before = fusion.prelude(node, plan, _FUSION) if plan is not None else []
+        if it is None or plan is not None:
+            it = self.visit(node.iter)        # (after a fused prelude: the trips it leaves)
         loop = self.fresh("l")
         fresh = _assigned([node.target])
         names = self.names([node.target] + node.body, [node.body], fresh)
         reads = [n for n in self._reads(node.body) if n not in fresh]
         narrowable = ast.Constant(self._narrowable(node.body) and isinstance(node.target, ast.Name))
         target = ast.Constant(node.target.id) if isinstance(node.target, ast.Name) else ast.Constant(None)
-        it = self.visit(node.iter)
         start, body = self._loop_start(loop, names, reads, narrowable, node.body, node.lineno)
         return [
             *before,
@@ -392,4 +421,5 @@ def namespace(globals_: dict) -> dict:
     """What lowered code needs besides the kernel's own globals."""
     globals_[_HELPER] = control
     globals_[_FUSION] = fusion
+    globals_[_LANES] = lanes
     return globals_
