@@ -130,8 +130,17 @@ class Storage:
     def commit(self):
         """Write the private copy (or the logged stores) back to memory, then release it."""
         if self.log:
-            for target, vals in self.log:
+            log, self.log = self.log, []
+            for i in range(len(log)):             # in order: a later store to the same place wins
+                (target, vals), log[i] = log[i], None
                 _assign(self.flat, target, self._to_storage(vals))
+                root = vals
+                while isinstance(root.base, np.ndarray):
+                    root = root.base
+                del vals
+                if root.flags.owndata and root.flags.writeable and sys.getrefcount(root) <= 2:
+                    POOL.give(root)                 # a block nothing else holds: the next launch reuses it
+                del root
             self.reset()
             return
         if not self.dirty:
