@@ -29,6 +29,7 @@ class LaunchState:
         self.narrowed = 0   # loops narrowed to the few programs still running them (control.Loop)
         self.fused = 0      # loop trips run as one step (fusion.py)
         self.laned = 0      # loops whose trips ran side by side as rows (lanes.py)
+        self.rounds = 0     # critical sections run a round of programs at a time (locks.py)
 
     def program_ids(self, axis) -> np.ndarray:
         """Each program's id along `axis` (one entry if they all share it)."""

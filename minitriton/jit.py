@@ -416,6 +416,7 @@ class JITFunction:
     def _restart_stats(self):
         if self.last_launch is not None:
             self.last_launch["narrowed"] = self.last_launch["fused"] = self.last_launch["laned"] = 0
+            self.last_launch["rounds"] = 0
 
     def _run_programs(self, body, values, grid, pids, buffers, space, recorder=None, num_warps=4):
         state = context.LaunchState(self.__name__, grid, pids, buffers, num_warps)
@@ -428,6 +429,7 @@ class JITFunction:
             self.last_launch["narrowed"] = self.last_launch.get("narrowed", 0) + state.narrowed
             self.last_launch["fused"] = self.last_launch.get("fused", 0) + state.fused
             self.last_launch["laned"] = self.last_launch.get("laned", 0) + state.laned
+            self.last_launch["rounds"] = self.last_launch.get("rounds", 0) + state.rounds
         return state.counts
 
 

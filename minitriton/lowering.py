@@ -18,12 +18,13 @@ import itertools
 import textwrap
 import types
 
-from . import control, fusion, hoisting, lanes
+from . import control, fusion, hoisting, lanes, locks
 from .hoisting import reads as _reads
 
 _HELPER = "__mt"
 _FUSION = "__mt_fusion"
 _LANES = "__mt_lanes"
+_LOCKS = "__mt_locks"
 
 
 def _assigned(nodes) -> list[str]:
@@ -158,6 +159,34 @@ class _Lower(ast.NodeTransformer):
             if isinstance(s, (ast.Return, ast.Break, ast.Continue, ast.Raise)):
                 break
         return out
+
+    def body(self, stmts, bound=()):
+        """A function's top level: as `block`, but a spin lock and everything after it run in
+        rounds of the programs the lock admits at once (locks.py)."""
+        for i, s in enumerate(stmts):
+            pointer = locks.spin_pointer(s)
+            if pointer is None or not locks.region_allowed(stmts[i:]):
+                continue
+            before = set(bound)
+            for x in stmts[:i]:
+                before.update(n.id for n in ast.walk(x) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store))
+            reads = []
+            for x in stmts[i:]:
+                for n in ast.walk(x):
+                    if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in before \
+                            and n.id not in self.skip and n.id not in reads:
+                        reads.append(n.id)
+            handle = self.fresh("lk")
+            target = _names_tuple(reads, ast.Store) if reads else ast.Name(self.fresh("lk"), ast.Store())
+            return self.block(stmts[:i]) + [
+                ast.Assign(targets=[ast.Name(handle, ast.Store())], value=ast.Call(
+                    func=ast.Attribute(value=ast.Name(_LOCKS, ast.Load()), attr="Rounds", ctx=ast.Load()),
+                    args=[self.visit(copy.deepcopy(pointer)), _get(reads)], keywords=[])),
+                ast.Try(body=[ast.For(target=target, iter=ast.Name(handle, ast.Load()),
+                                      body=self.block(stmts[i:]), orelse=[])],
+                        handlers=[], orelse=[], finalbody=[ast.Expr(_method(handle, "close"))]),
+            ]
+        return self.block(stmts)
 
     def names(self, nodes, blocks=(), fresh=()):
         """The names a statement assigns that must be merged between programs: not those local
@@ -383,7 +412,7 @@ def lower(fn) -> types.CodeType | None:
     fuse = fusion._Recogniser(analysis.resolve, analysis.local.__contains__, lambda e: analysis.pure(e, set())[0],
                               lambda name, loop: loads.get(name, 0) > sum(_reads(s, name) for s in loop.body))
     returns_value = _returns_value(fdef)
-    lowered = _Lower(frame, skip, loads, local_names, fuse, first).block(fdef.body)
+    lowered = _Lower(frame, skip, loads, local_names, fuse, first).body(fdef.body, params)
     fdef.body = [
         ast.Assign(targets=[ast.Name(frame, ast.Store())],
                    value=_call("Frame", ast.Constant(returns_value))),
@@ -422,4 +451,5 @@ def namespace(globals_: dict) -> dict:
     globals_[_HELPER] = control
     globals_[_FUSION] = fusion
     globals_[_LANES] = lanes
+    globals_[_LOCKS] = locks
     return globals_

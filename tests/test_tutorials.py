@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import minitriton as triton            # was: import triton
+from minitriton import locks
 from kernels.tutorials import (add_kernel, softmax_persistent, matmul_kernel, seeded_dropout, layer_norm_fwd,
                                layer_norm_dw, attention_fwd, asin_kernel, grouped_gemm, matmul_persistent)
 
@@ -37,16 +38,21 @@ def test_layer_norm_forward_and_locked_weight_gradient():
     xhat = (x - mean[:, None]) * rstd[:, None]
     np.testing.assert_allclose(dw.sum(0), (dy * xhat).sum(0), rtol=1e-4, atol=1e-4)
     assert (lock == 0).all() and count.sum() == M
-    first = layer_norm_dw.last_launch["path"]
-    assert first.startswith("lockstep (4 programs at a time"), first
+    assert layer_norm_dw.last_launch["path"] == "lockstep" and layer_norm_dw.last_launch["rounds"] == -(-M // group)
 
-    # launched again, it starts at the group size that ran (no full run up to the lock first)
-    # and gives the same bits
-    again = np.zeros_like(dw)
-    lock[:], count[:] = 0, 0
-    layer_norm_dw[(M,)](dy, x, mean, rstd, again, lock, count, N, N, GROUP=group, BLOCK=512)
-    assert "as the last launch" in layer_norm_dw.last_launch["path"]
-    np.testing.assert_array_equal(again, dw)
+    # without the rounds (locks.py), the launch runs in groups no larger than the locks; launched
+    # again, it starts at the group size that ran (no full run up to the lock first); same bits
+    prev = locks.set_enabled(False)
+    try:
+        for path in ("lockstep (4 programs at a time", "lockstep (4 programs at a time, as the last launch"):
+            again = np.zeros_like(dw)
+            lock[:], count[:] = 0, 0
+            layer_norm_dw[(M,)](dy, x, mean, rstd, again, lock, count, N, N, GROUP=group, BLOCK=512)
+            assert layer_norm_dw.last_launch["path"].startswith(path), layer_norm_dw.last_launch["path"]
+            np.testing.assert_array_equal(again, dw)
+    finally:
+        locks.set_enabled(prev)
+        layer_norm_dw._groups.clear()
 
 
 def test_tutorial_matmul_with_jitted_activation():
