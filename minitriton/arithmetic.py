@@ -366,16 +366,69 @@ def _int_block_fast(a, b, op):
 POOLED_BYTES = 4 << 20
 
 
-def _pooled(ufunc, va, vb, dt):
+def _pooled(ufunc, va, vb, dt, shape):
     """ufunc(va, vb), into a recycled array when the result is large: a launch that stores big
-    blocks keeps them until it ends, and fresh arrays each time would fault their pages in anew."""
-    shape = np.broadcast_shapes(va.shape, vb.shape)
-    if math.prod(shape) * va.itemsize < POOLED_BYTES or va.dtype != vb.dtype:
+    blocks keeps them until it ends, and fresh arrays each time would fault their pages in anew.
+    `shape`: the block's (va and vb are aligned to it, one row or one per program)."""
+    rows = max(va.shape[0] if va.ndim else 1, vb.shape[0] if vb.ndim else 1)
+    if rows * math.prod(shape) * va.itemsize < POOLED_BYTES or va.dtype != vb.dtype:
         return ufunc(va, vb)
-    return ufunc(va, vb, out=POOL.empty(shape, va.dtype))
+    return ufunc(va, vb, out=POOL.empty((rows,) + tuple(shape), va.dtype))
+
+
+_FLOAT_OPS = {"add": np.add, "sub": np.subtract, "mul": np.multiply}
+_NUMBERS = (float, int)
+
+
+def _float_fast(a, b, op):
+    """fp32/fp64 block arithmetic (`x - mean`, `acc += x * x`, `p * scale`): the hot path of
+    normalisation and attention kernels, computed in the operands' own type with none of the
+    general path's questions (no rounding to a narrower type, no integer rules, no pointers);
+    the same answer as the general path, which takes every other case."""
+    ufunc = _FLOAT_OPS.get(op)
+    if ufunc is None:
+        return None
+    if type(a) is tensor:
+        t, other, flip = a, b, False
+    elif type(b) is tensor:
+        t, other, flip = b, a, True
+    else:
+        return None
+    dt = t.dtype
+    if (dt is not D.float32 and dt is not D.float64) or t.buf is not None:
+        return None
+    if type(other) is tensor:
+        if other.dtype is not dt or other.buf is not None or \
+                op == "add" and (t.lazy is not None or other.lazy is not None):  # a dot's accumulator: fused below
+            return None
+        sa, sb = a.shape, b.shape
+        shape = sa if sa is sb or tuple.__eq__(sa, sb) else broadcast_shape(sa, sb)
+        nd = len(shape)
+        va = a.v if len(sa) == nd else rows_aligned(a, nd)
+        vb = b.v if len(sb) == nd else rows_aligned(b, nd)
+        if nd and _lane_constant(va) and _lane_constant(vb):
+            return None                 # the general path computes it once per program
+    else:
+        # a Python number takes the block's type (dtypes.number_takes); ints past 64 bits are refused there
+        if not (type(other) is float or type(other) is int and -2 ** 63 <= other < 2 ** 64) or \
+                op == "add" and t.lazy is not None:
+            return None
+        shape = t.shape
+        vt = t.v
+        if shape and _lane_constant(vt):
+            return None
+        vo = np.asarray(other, dt.container)
+        va, vb = (vo, vt) if flip else (vt, vo)
+    out = _pooled(ufunc, va, vb, dt, shape)
+    result = tensor(out, dt, shape)
+    result.owned = out.nbytes >= POOLED_BYTES and out.flags.owndata
+    return elementwise_alu(result)
 
 
 def binary(a, b, op: str) -> tensor:
+    fast = _float_fast(a, b, op)
+    if fast is not None:
+        return fast
     fast = _scalar_int_fast(a, b, op)
     if fast is None:
         fast = _affine_int_fast(a, b, op)
@@ -422,7 +475,7 @@ def binary(a, b, op: str) -> tensor:
         sdt = np.dtype(f"i{dt.np.itemsize}")
         out = np.right_shift(va.view(sdt), vb.astype(sdt)).view(dt.np)
     elif op in _NUMPY and dt.kind == "f" and op not in _COMPARE:
-        out = _pooled(_NUMPY[op], va, vb, dt)
+        out = _pooled(_NUMPY[op], va, vb, dt, shape if lanes is None else (1,) * nd)
     elif op in _NUMPY:  # floating-point warnings are silenced once per launch, in jit.py
         out = _NUMPY[op](va, vb)
     elif op == "truediv":
