@@ -8,8 +8,9 @@ import math
 
 import numpy as np
 
-from . import context
+from . import context, expressions
 from . import dtypes as D
+from .expressions import Expression
 from .tensor import FROM_ABOVE, POOL, tensor, to_tensor, constexpr, round_to
 
 
@@ -380,11 +381,21 @@ _FLOAT_OPS = {"add": np.add, "sub": np.subtract, "mul": np.multiply}
 _NUMBERS = (float, int)
 
 
+def _operand(t: tensor, nd: int):
+    """A float block as an operand of the fast path: its deferred expression when it has one of
+    this rank (to be extended), else its values aligned to rank 1 + nd."""
+    lazy = t.lazy
+    if lazy is not None and t._v is None and type(lazy) is Expression and len(t.shape) == nd:
+        return lazy
+    return t.v if len(t.shape) == nd else rows_aligned(t, nd)
+
+
 def _float_fast(a, b, op):
     """fp32/fp64 block arithmetic (`x - mean`, `acc += x * x`, `p * scale`): the hot path of
     normalisation and attention kernels, computed in the operands' own type with none of the
     general path's questions (no rounding to a narrower type, no integer rules, no pointers);
-    the same answer as the general path, which takes every other case."""
+    the same answer as the general path, which takes every other case.  Big results are
+    deferred (expressions.py): the steps run later as one pass."""
     ufunc = _FLOAT_OPS.get(op)
     if ufunc is None:
         return None
@@ -399,30 +410,57 @@ def _float_fast(a, b, op):
         return None
     if type(other) is tensor:
         if other.dtype is not dt or other.buf is not None or \
-                op == "add" and (t.lazy is not None or other.lazy is not None):  # a dot's accumulator: fused below
-            return None
+                op == "add" and (_dot_lazy(t) or _dot_lazy(other)):
+            return None                 # a dot's accumulator: fused below
+        ta, tb = a, b
         sa, sb = a.shape, b.shape
         shape = sa if sa is sb or tuple.__eq__(sa, sb) else broadcast_shape(sa, sb)
         nd = len(shape)
-        va = a.v if len(sa) == nd else rows_aligned(a, nd)
-        vb = b.v if len(sb) == nd else rows_aligned(b, nd)
-        if nd and _lane_constant(va) and _lane_constant(vb):
+        va, vb = _operand(a, nd), _operand(b, nd)
+        if nd and type(va) is not Expression and type(vb) is not Expression and _lane_constant(va) \
+                and _lane_constant(vb):
             return None                 # the general path computes it once per program
     else:
         # a Python number takes the block's type (dtypes.number_takes); ints past 64 bits are refused there
         if not (type(other) is float or type(other) is int and -2 ** 63 <= other < 2 ** 64) or \
-                op == "add" and t.lazy is not None:
+                op == "add" and _dot_lazy(t):
             return None
         shape = t.shape
-        vt = t.v
-        if shape and _lane_constant(vt):
+        nd = len(shape)
+        vt = _operand(t, nd)
+        if shape and type(vt) is not Expression and _lane_constant(vt):
             return None
         vo = np.asarray(other, dt.container)
         va, vb = (vo, vt) if flip else (vt, vo)
+        ta, tb = (None, t) if flip else (t, None)
+    rows = max(_rows_of(va), _rows_of(vb))
+    deferred = None
+    if rows * math.prod(shape) >= expressions.MIN_ELEMENTS and expressions.enabled() and not _tracing():
+        deferred = expressions.combine(op, va, vb, dt.container, (rows,) + tuple(shape))
+    if deferred is not None:
+        return elementwise_alu(tensor.deferred(deferred, dt, shape))
+    if type(va) is Expression:          # too long to extend: the operand is computed now
+        va = ta.v
+    if type(vb) is Expression:
+        vb = tb.v
     out = _pooled(ufunc, va, vb, dt, shape)
     result = tensor(out, dt, shape)
     result.owned = out.nbytes >= POOLED_BYTES and out.flags.owndata
     return elementwise_alu(result)
+
+
+def _dot_lazy(t: tensor) -> bool:
+    """Whether t's value is deferred by something other than an Expression (a dot's chain)."""
+    return t.lazy is not None and type(t.lazy) is not Expression
+
+
+def _rows_of(v):
+    return 1 if type(v) is not Expression and v.ndim == 0 else v.shape[0] if type(v) is not Expression else v.rows
+
+
+def _tracing() -> bool:
+    st = context.LOCAL.__dict__.get("state")
+    return st is not None and st.counts is not None
 
 
 def binary(a, b, op: str) -> tensor:

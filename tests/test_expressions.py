@@ -1,0 +1,124 @@
+"""Big fp32/fp64 elementwise arithmetic is deferred and run as one compiled loop
+(minitriton/expressions.py): the same bits as computing each step at once, with and without
+shared operands, Python numbers on either side, chains carried through loop trips, chains too
+long to extend, and chains that meet a dot's accumulator."""
+import numpy as np
+import pytest
+
+import minitriton as mt
+import minitriton.language as tl
+from minitriton import expressions
+from minitriton.arithmetic import Expression
+from kernels.tutorials import layer_norm_fwd
+
+ROWS, COLS = 256, 512          # 128K elements a launch: above expressions.MIN_ELEMENTS
+
+
+def both_ways(fn):
+    out = []
+    for on in (True, False):
+        prev = expressions.set_enabled(on)
+        try:
+            out.append(fn())
+        finally:
+            expressions.set_enabled(prev)
+    return out
+
+
+def test_blocks_this_big_are_deferred():
+    assert ROWS * COLS >= expressions.MIN_ELEMENTS
+    seen = []
+
+    @mt.jit
+    def probe(x_ptr, out_ptr, N: tl.constexpr):
+        offs = tl.program_id(0) * N + tl.arange(0, N)
+        x = tl.load(x_ptr + offs)
+        y = (x - 1.0) * x
+        seen.append(type(y.lazy))
+        tl.store(out_ptr + offs, y)
+
+    x = np.linspace(-2, 2, ROWS * COLS, dtype=np.float32)
+    out = np.empty_like(x)
+    probe[(ROWS,)](x, out, N=COLS)
+    assert seen == [Expression]
+    np.testing.assert_array_equal(out, (x - np.float32(1)) * x)
+
+
+def test_layer_norm_forward_same_bits():
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((ROWS, 1000)).astype(np.float32)       # a ragged last block
+    w, b = rng.standard_normal(1000).astype(np.float32), rng.standard_normal(1000).astype(np.float32)
+
+    def run():
+        y, mean, rstd = np.empty_like(x), np.empty(ROWS, np.float32), np.empty(ROWS, np.float32)
+        layer_norm_fwd[(ROWS,)](x, y, w, b, mean, rstd, 1000, 1000, 1e-5, BLOCK_SIZE=256)
+        return y, mean, rstd
+    on, off = both_ways(run)
+    for a, c in zip(on, off):
+        np.testing.assert_array_equal(a, c)
+
+
+@mt.jit
+def chains(x_ptr, y_ptr, out_ptr, N: tl.constexpr, TRIPS: tl.constexpr, DT: tl.constexpr):
+    row = tl.program_id(0)
+    offs = tl.arange(0, N)
+    x = tl.load(x_ptr + row * N + offs).to(DT)
+    y = tl.load(y_ptr + row * N + offs).to(DT)
+    d = x - y
+    shared = d * d + d                    # d used three times
+    flipped = 2.0 - x * 3                 # Python numbers on both sides
+    acc = tl.zeros([N], DT)
+    for t in range(TRIPS):                # carried through the trips: grows past MAX_NODES
+        acc += x * t - y
+    tl.store(out_ptr + (row * 4 + 0) * N + offs, shared)
+    tl.store(out_ptr + (row * 4 + 1) * N + offs, flipped)
+    tl.store(out_ptr + (row * 4 + 2) * N + offs, acc)
+    tl.store(out_ptr + (row * 4 + 3) * N + offs, tl.sum(acc * shared) + flipped)
+
+
+@pytest.mark.parametrize("dtype, dt", [(np.float32, tl.float32), (np.float64, tl.float64)])
+def test_chains_give_the_same_bits(dtype, dt):
+    rng = np.random.default_rng(4)
+    x, y = (rng.standard_normal((ROWS, COLS)).astype(np.float32) for _ in range(2))
+
+    def run():
+        out = np.empty((ROWS, 4, COLS), dtype)
+        chains[(ROWS,)](x, y, out, N=COLS, TRIPS=9, DT=dt)
+        return out
+    on, off = both_ways(run)
+    np.testing.assert_array_equal(on, off)
+    x, y = x.astype(dtype), y.astype(dtype)
+    d = x - y
+    np.testing.assert_array_equal(on[:, 0], d * d + d)
+    np.testing.assert_array_equal(on[:, 1], dtype(2) - x * dtype(3))
+    acc = np.zeros_like(x)
+    for t in range(9):
+        acc = acc + (x * dtype(t) - y)
+    np.testing.assert_array_equal(on[:, 2], acc)
+
+
+@mt.jit
+def dot_then_scale(a_ptr, b_ptr, c_ptr, s, BM: tl.constexpr, BK: tl.constexpr):
+    pid = tl.program_id(0)
+    rm = pid * BM + tl.arange(0, BM)
+    rk = tl.arange(0, BK)
+    a = tl.load(a_ptr + rm[:, None] * BK + rk[None, :])
+    b = tl.load(b_ptr + rk[:, None] * BK + rk[None, :])
+    base = a * s - 1.0                    # deferred
+    acc = base + tl.dot(a, b)             # meets a dot's chain: the dot's accumulator
+    acc = acc * 0.5
+    tl.store(c_ptr + rm[:, None] * BK + rk[None, :], acc)
+
+
+def test_a_deferred_block_as_a_dots_accumulator():
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((2048, 64)).astype(np.float32)
+    b = rng.standard_normal((64, 64)).astype(np.float32)
+
+    def run():
+        c = np.empty_like(a)
+        dot_then_scale[(2048 // 64,)](a, b, c, 0.25, BM=64, BK=64)
+        return c
+    on, off = both_ways(run)
+    np.testing.assert_array_equal(on, off)
+    np.testing.assert_allclose(on, ((a * np.float32(0.25) - 1) + a @ b) * 0.5, rtol=1e-2, atol=2e-2)  # tf32 dot
