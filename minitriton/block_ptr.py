@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from .tensor import tensor, to_tensor, constexpr
-from .arithmetic import arange
+from .creation import arange
 from .shapes import broadcast_to
 
 

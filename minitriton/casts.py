@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import context
-from . import arithmetic
+from . import creation
 from . import dtypes as D
 from .tensor import FROM_ABOVE, POOL, tensor, to_tensor, round_to
 from .arithmetic import constexpr_value
@@ -94,10 +94,10 @@ def full(shape, value, dtype):
     """`tl.full`.  The value may be a runtime scalar (a kernel argument, a loaded element): it is
     converted to `dtype` by Triton's cast rules and then fills the block, as Triton's splat does."""
     if not isinstance(value, tensor):
-        return arithmetic.full(shape, value, dtype)
+        return creation.full(shape, value, dtype)
     if value.shape:
         raise ValueError(f"tl.full: value must be a scalar, got a block of shape {list(value.shape)}")
-    shape = arithmetic.full(shape, 0, dtype).shape        # the same checks on `shape` and `dtype`
+    shape = creation.full(shape, 0, dtype).shape        # the same checks on `shape` and `dtype`
     v = cast(value, constexpr_value(dtype)).v
     return tensor(np.broadcast_to(v.reshape((v.shape[0],) + (1,) * len(shape)), (v.shape[0],) + shape),
                   constexpr_value(dtype), shape)

@@ -20,13 +20,13 @@ from __future__ import annotations
 import ast
 import itertools
 
-from . import arithmetic, dtypes, language
+from . import creation, dtypes, language
 
 # what a call may be for its result to be hoisted: the language's functions that read no memory
 _PURE = {getattr(language, n) for n in (
     "arange", "full", "zeros", "cdiv", "where", "expand_dims", "reshape", "view", "broadcast_to", "broadcast",
     "permute", "trans", "maximum", "minimum", "multiple_of", "max_contiguous", "max_constancy", "cast",
-    "pointer_type")} | {arithmetic.cdiv, dtypes.pointer_type}
+    "pointer_type")} | {creation.cdiv, dtypes.pointer_type}
 _PURE_METHODS = {"to", "cast", "reshape", "broadcast_to", "expand_dims", "trans", "permute", "view"}
 PREFIX = "__hoisted"
 

@@ -4,7 +4,7 @@ from ..dtypes import (dtype, pointer_type, int1, int8, int16, int32, int64, uint
                      const, pi32_t)
 from ..tensor import tensor, constexpr
 from .. import tensor as _tensor
-from ..arithmetic import program_id, num_programs, arange, zeros, zeros_like, full_like, cdiv
+from ..creation import program_id, num_programs, arange, zeros, zeros_like, full_like, cdiv
 from ..casts import cast, full
 from ..shapes import expand_dims, reshape, view, broadcast_to, broadcast, permute, trans, ravel
 from ..elementwise import (exp, exp2, log, log2, sqrt, rsqrt, sin, cos, floor, ceil, sigmoid, erf, abs, maximum,
