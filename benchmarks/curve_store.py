@@ -7,9 +7,10 @@ those facts in benchmarks/results/curves/, one JSON file per landscape, so that 
 half-way resumes where it was and the peers (whose code does not change with ours) run once.
 
 What makes a curve stale is named, not guessed: the landscape by the SHA-256 of its file (a
-HypoGPU export changes with the model), our tuners by a hash of the sources that decide a search
-(autotune/, and the replay device and configs of minitriton), a peer by its library's version and
-the hash of benchmarks/peers.py.  A curve whose code hash differs is not used (and is replaced
+HypoGPU export changes with the model), one of our tuners by a hash of the sources that decide its
+search (autotune/ but the search strategies in autotune/tuners/ it does not import, and the
+replay device and configs of minitriton: a change to one strategy leaves the others' curves
+standing), a peer by its library's version and the hash of benchmarks/peers.py.  A curve whose code hash differs is not used (and is replaced
 when measured again).
 
 The files are data: read with a size cap, parsed as JSON, every entry checked; a bad file or
@@ -17,6 +18,7 @@ entry is ignored (and measured again), never trusted and never executed.
 """
 from __future__ import annotations
 
+import ast
 import hashlib
 import json
 import os
@@ -33,6 +35,41 @@ DIGITS = 6                     # significant digits kept of a share of the optim
 
 # the sources whose change makes our tuners' stored curves stale
 OUR_SOURCES = ("autotune", "minitriton/replay.py", "minitriton/configs.py")
+
+
+STRATEGIES = "autotune/tuners"   # one module per search strategy; the package's __init__ is shared
+
+
+def strategy_modules(names, root=ROOT) -> list:
+    """The strategy modules (paths relative to root) that the modules `names` (file stems in
+    STRATEGIES) import, directly or through each other, themselves included: read from their
+    `from .x import` lines, not by importing them."""
+    todo, found = list(names), set()
+    while todo:
+        stem = todo.pop()
+        path = root / STRATEGIES / f"{stem}.py"
+        if stem in found or not path.is_file():
+            continue
+        found.add(stem)
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.level == 1:
+                todo += [node.module] if node.module else [a.name for a in node.names]
+    return sorted(f"{STRATEGIES}/{stem}.py" for stem in found)
+
+
+def tuner_sources(names, root=ROOT) -> list:
+    """What decides the searches of the strategy modules `names`: OUR_SOURCES less the strategy
+    modules they do not import (a file list, relative to root)."""
+    mine = set(strategy_modules(names, root))
+    out = []
+    for rel in OUR_SOURCES:
+        p = root / rel
+        for f in (sorted(p.rglob("*.py")) if p.is_dir() else [p] if p.is_file() else []):
+            r = f.relative_to(root).as_posix()
+            strategy = r.startswith(STRATEGIES + "/") and r.count("/") == 2 and not r.endswith("/__init__.py")
+            if not strategy or r in mine:
+                out.append(r)
+    return out
 
 
 def file_hash(path) -> str:

@@ -144,12 +144,22 @@ def label_of(tuner, path=None) -> str:
     return tuner
 
 
-def code_of(tuner) -> str:
-    """What decides a tuner's curves besides landscape, budget and seed (benchmarks.curve_store)."""
+def code_of(tuner, path=None) -> str:
+    """What decides a tuner's curves besides landscape, budget and seed (benchmarks.curve_store):
+    for ours, the sources of the strategy that runs (the default's on that landscape, given its
+    path) and of the transfer arm when sources are given."""
+    from autotune.tuners import TUNERS
     if isinstance(tuner, tuple) or tuner in OURS or tuner == DEFAULT:
-        return "ours " + curve_store.sources_hash(curve_store.OUR_SOURCES)
+        name = tuner if tuner in OURS else default_name(path)
+        stems = (TUNERS[name].__module__.rsplit(".", 1)[-1],) + (("transfer",) if isinstance(tuner, tuple) else ())
+        return ours_code(stems)
     lib = "optuna" if tuner in peers.OPTUNA else "kernel_tuner"
     return f"{lib} {peers.available()[lib]} " + curve_store.sources_hash(["benchmarks/peers.py"])
+
+
+@functools.lru_cache(maxsize=None)
+def ours_code(stems: tuple) -> str:
+    return "ours " + curve_store.sources_hash(curve_store.tuner_sources(stems))
 
 
 def run_curves(jobs, store=None) -> dict:
@@ -157,13 +167,15 @@ def run_curves(jobs, store=None) -> dict:
     the default and the tuner it is on a landscape are one run.  With a store
     (benchmarks.curve_store.Store), the runs it holds are taken from it and each new one is
     written to it as soon as it is measured, so that a stopped run resumes."""
-    codes = {t: code_of(t) for t in {j[1] for j in jobs}}
-    same = {}                                   # (path, label, budget, seed) -> the jobs it answers
+    same, codes = {}, {}                        # (path, label, budget, seed) -> the jobs it answers
     for job in jobs:
-        same.setdefault((job[0], label_of(job[1], job[0]), job[2], job[3]), []).append(job)
+        key = (job[0], label_of(job[1], job[0]), job[2], job[3])
+        same.setdefault(key, []).append(job)
+        if key[:2] not in codes:
+            codes[key[:2]] = code_of(job[1], job[0])
     done, todo = {}, []
     for key, asked in same.items():
-        code = codes[asked[0][1]]
+        code = codes[key[:2]]
         kept = store.get(key[0], key[1], code, key[2], key[3]) if store is not None else None
         if kept is None:
             todo.append(key)
@@ -177,7 +189,7 @@ def run_curves(jobs, store=None) -> dict:
                 out = future.result()
                 done.update((job, out) for job in same[key])
                 if store is not None:
-                    store.put(*key[:2], codes[same[key][0][1]], *key[2:], *out)
+                    store.put(*key[:2], codes[key[:2]], *key[2:], *out)
     return done
 
 

@@ -74,3 +74,28 @@ def test_steps_keep_a_curve_small():
     steps = curve_store.encode(curve)
     assert steps == [[0, 0.5], [100, 1.0]]
     assert np.array_equal(curve_store.decode(steps, 400), curve)
+
+
+def test_a_strategy_s_curves_go_stale_with_its_own_sources_only(tmp_path):
+    """A change to one search strategy leaves the stored curves of strategies that do not import
+    it standing; a change to what they share makes every one stale."""
+    tuners = tmp_path / "autotune" / "tuners"
+    tuners.mkdir(parents=True)
+    (tmp_path / "autotune" / "driver.py").write_text("shared = 1\n")
+    (tuners / "__init__.py").write_text("from .staged import Staged\n")
+    (tuners / "base.py").write_text("class Tuner: pass\n")
+    (tuners / "gp.py").write_text("from .base import Tuner\n")
+    (tuners / "evo.py").write_text("from . import base\n")
+    (tuners / "staged.py").write_text("from .gp import Tuner\nfrom .evo import *\n")
+    assert curve_store.strategy_modules(["staged"], tmp_path) == [
+        "autotune/tuners/base.py", "autotune/tuners/evo.py", "autotune/tuners/gp.py", "autotune/tuners/staged.py"]
+
+    def code(stem):
+        return curve_store.sources_hash(curve_store.tuner_sources([stem], tmp_path), tmp_path)
+
+    before = {stem: code(stem) for stem in ("gp", "evo", "staged")}
+    (tuners / "evo.py").write_text("from . import base\nchanged = 1\n")
+    assert code("gp") == before["gp"] and code("evo") != before["evo"] and code("staged") != before["staged"]
+    before = {stem: code(stem) for stem in ("gp", "evo", "staged")}
+    (tmp_path / "autotune" / "driver.py").write_text("shared = 2\n")
+    assert all(code(stem) != before[stem] for stem in before)
