@@ -39,7 +39,7 @@ def test_a_real_gpus_space_its_failures_and_its_noise():
     assert m.measure(task, task.space.config(task.space.flat_index(bad))).error == "RuntimeFailedConfig"
 
 
-@pytest.mark.parametrize("tuner", ["random", "grid", "autotvm", "ansor", "bayes", "bayes_ansor"])
+@pytest.mark.parametrize("tuner", ["random", "grid", "autotvm", "ansor", "bayes", "bayes_ansor", "tpe", "bayes_tpe"])
 def test_every_tuner_runs_on_a_replayed_space(tuner):
     task = Replay(PNPOLY).task()
     result = tune(task, tuner, budget=40, seed=1)
@@ -49,16 +49,16 @@ def test_every_tuner_runs_on_a_replayed_space(tuner):
 
 
 def test_the_default_tuner_follows_what_is_known_of_the_space():
-    """A recorded landscape is small and known only by its knobs: a GP, then Ansor; a kernel that
+    """A recorded landscape is small and known only by its knobs: a GP and TPE in turn; a kernel that
     states its launch profile keeps Ansor (program features); a config list is walked."""
     from autotune.tuners import default_tuner
     from kernels.shapes import SHAPES
-    assert default_tuner(Replay(PNPOLY).task(), Replay(PNPOLY).task().space) == "bayes_ansor"
+    assert default_tuner(Replay(PNPOLY).task(), Replay(PNPOLY).task().space) == "bayes_tpe"
     matmul = Task(kernels.matmul, **SHAPES["small"])
     assert default_tuner(matmul, matmul.space) == "ansor"
     assert default_tuner(matmul, matmul.space, configs=[]) == "exhaustive"
     result = tune(Replay(PNPOLY).task(), budget=30, seed=2)   # no tuner named: the default's records
-    named = tune(Replay(PNPOLY).task(), "bayes_ansor", budget=30, seed=2)
+    named = tune(Replay(PNPOLY).task(), "bayes_tpe", budget=30, seed=2)
     assert [r.config for r in result.history] == [r.config for r in named.history]
 
 
@@ -85,7 +85,7 @@ def test_a_sparse_recorded_space_is_judged_by_its_configs_not_its_product(tmp_pa
     path, params = _sparse_file(tmp_path)
     task = Replay(path).task()
     assert task.space.size == 6 ** 7 > SMALL_SPACE and len(task.space) == 300
-    assert default_tuner(task, task.space) == "bayes_ansor"
+    assert default_tuner(task, task.space) == "bayes_tpe"
     assert default_tuner(task, Space(params)) == "ansor"             # the same knobs, nothing listed
     result = tune(task, budget=40, seed=0)
     assert result.measured == 40 and all(c in task.space for c in (r.config for r in result.history))

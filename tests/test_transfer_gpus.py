@@ -57,7 +57,7 @@ def to_reach(path, share, seeds, budget=50, **kw):
     truth = oracle(task)
     out = []
     for seed in seeds:
-        r = tune(task, "bayes_ansor", budget=budget, seed=seed, progress=False, remeasure=False, **kw)
+        r = tune(task, "bayes_tpe", budget=budget, seed=seed, progress=False, remeasure=False, **kw)
         shares = truth.best_time / np.minimum.accumulate([truth.time_of(x.config) for x in r.history])
         hit = np.flatnonzero(shares >= share)
         out.append(int(hit[0]) + 1 if hit.size else budget + 1)
