@@ -59,14 +59,19 @@ def strategy_modules(names, root=ROOT) -> list:
 
 def tuner_sources(names, root=ROOT) -> list:
     """What decides the searches of the strategy modules `names`: OUR_SOURCES less the strategy
-    modules they do not import (a file list, relative to root)."""
+    modules they do not import and less the strategies' registry (STRATEGIES/__init__.py, which
+    lists every strategy by name and picks the default: a new strategy or another default changes
+    no other strategy's search; the function that builds a search from its name is hashed by the
+    caller).  A file list, relative to root."""
     mine = set(strategy_modules(names, root))
     out = []
     for rel in OUR_SOURCES:
         p = root / rel
         for f in (sorted(p.rglob("*.py")) if p.is_dir() else [p] if p.is_file() else []):
             r = f.relative_to(root).as_posix()
-            strategy = r.startswith(STRATEGIES + "/") and r.count("/") == 2 and not r.endswith("/__init__.py")
+            strategy = r.startswith(STRATEGIES + "/") and r.count("/") == 2
+            if r == f"{STRATEGIES}/__init__.py":
+                continue            # the registry of names: the caller hashes the one function that builds a search
             if not strategy or r in mine:
                 out.append(r)
     return out

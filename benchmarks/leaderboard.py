@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import inspect
 import pathlib
 import tempfile
 from concurrent.futures import as_completed
@@ -159,7 +160,10 @@ def code_of(tuner, path=None) -> str:
 
 @functools.lru_cache(maxsize=None)
 def ours_code(stems: tuple) -> str:
-    return "ours " + curve_store.sources_hash(curve_store.tuner_sources(stems))
+    """The strategies' sources and the function that builds a search from a name."""
+    from autotune.tuners import make_tuner
+    built = hashlib.sha256(inspect.getsource(make_tuner).encode()).hexdigest()[:16]
+    return "ours " + curve_store.sources_hash(curve_store.tuner_sources(stems)) + " " + built
 
 
 def run_curves(jobs, store=None) -> dict:
