@@ -2,7 +2,7 @@
 
 The default tuner judges a recorded space by the configs its file holds, not its product
 (autotune.tuners.default_tuner, Space.size_bound): a file with 29,136 configs of a 157,500-point
-product gets the GP ("bayes_ansor") where it used to get Ansor.  This checks that rule on
+product gets the GP and TPE in turn ("bayes_tpe") where it used to get Ansor.  This checks that rule on
 landscapes no tuner was chosen on: HypoGPU's exact matmul landscapes (wgrad and small),
 exported as Kernel Tuner cache files and cut by the RULES below, then replayed.  For the default,
 Ansor (the default before) and random sampling: the best true time found as % of the optimum

@@ -1,7 +1,8 @@
 """One search handed from tuner to tuner: each proposes for its share of the measurements, and
 every one of them is told every measurement, so the next starts where the last left off.
 
-The default for small spaces known only by their knobs is "bayes_ansor": a Gaussian process
+"bayes_ansor", the default for small spaces known only by their knobs until "bayes_tpe"
+(alternating.py) replaced it: a Gaussian process
 for the first 200 measurements (it finds good regions of a real GPU's landscape in a few dozen,
 where a tree model is still guessing), then Ansor's evolutionary search, warm-started by all of
 them (a GP settles on its best region; Ansor's population keeps crossing to others).  Measured

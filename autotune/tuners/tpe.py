@@ -20,8 +20,7 @@ import math
 
 import numpy as np
 
-from .base import Tuner
-from .candidates import Candidates
+from .local import LocalTuner
 
 INITIAL = 10          # random configs before the densities
 GOOD_SHARE = 0.1      # of the measured configs that are "good" (at least one)
@@ -30,30 +29,10 @@ PRIOR = 1.0           # pseudo-count spread evenly over each knob's levels
 DRAWS = 24            # candidates drawn from the good density per proposal
 
 
-class TPETuner(Tuner):
+class TPETuner(LocalTuner):
+    """Shares the neighbourhood search's bookkeeping (candidate rows, times, rows taken) and
+    proposes by the densities instead."""
     name = "tpe"
-
-    def __init__(self, space=None, configs=None, seed=0):
-        super().__init__(space, configs, seed)
-        self.rng = np.random.default_rng(seed)
-        self.cands = None
-        self.times: dict = {}        # row -> measured time (inf: failed)
-        self.taken = None            # rows measured or proposed
-
-    def _setup(self):
-        if self.cands is None:
-            self._candidates()
-            self.cands = Candidates(self.space, self.configs, self.name)
-            self.taken = np.zeros(len(self.cands), bool)
-
-    def update(self, records):
-        super().update(records)
-        self._setup()
-        for rec in records:
-            r = self.cands.row(rec.config)
-            if r is not None:
-                self.times[r] = rec.time if rec.ok and rec.time > 0 else math.inf
-                self.taken[r] = True
 
     def _log_density(self, rows, free) -> np.ndarray:
         """log of the product over knobs of each level's smoothed share among `rows`, at `free`."""
@@ -64,7 +43,13 @@ class TPETuner(Tuner):
             out += np.log(counts / counts.sum())[pos[free, j]]
         return out
 
-    def propose(self, free) -> int:
+    def propose(self):
+        """One free row (in ascending order of rows, `free`), or None when none is left."""
+        taken = np.zeros(len(self.cands), bool)
+        taken[list(self.taken)] = True
+        free = np.flatnonzero(~taken)
+        if free.size == 0:
+            return None
         measured = np.fromiter(self.times, np.int64, len(self.times))
         if measured.size < INITIAL:
             return int(self.rng.choice(free))
@@ -79,16 +64,3 @@ class TPETuner(Tuner):
         at = np.searchsorted(free, draws)
         score = log_good[at] - self._log_density(rest, draws)
         return int(draws[int(np.argmax(score))])
-
-    def next_batch(self, n):
-        self._setup()
-        out = []
-        for _ in range(n):
-            free = np.flatnonzero(~self.taken)
-            if free.size == 0:
-                break
-            r = self.propose(free)
-            self.taken[r] = True
-            out.append(self.cands.config(r))
-        self.seen.update(out)
-        return out
