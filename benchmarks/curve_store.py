@@ -81,14 +81,28 @@ def file_hash(path) -> str:
     return hashlib.sha256(pathlib.Path(path).read_bytes()).hexdigest()
 
 
+def code_text(source: str) -> str:
+    """What of a module's source decides what it does: its syntax tree without docstrings (a
+    comment or a reworded docstring changes no search, so it makes no stored curve stale)."""
+    tree = ast.parse(source)
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if (isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and body and
+                isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) and
+                isinstance(body[0].value.value, str)):
+            node.body = body[1:] or [ast.Pass()]
+    return ast.dump(tree)
+
+
 def sources_hash(paths, root=ROOT) -> str:
-    """One hash of the .py files under `paths` (folders or files, relative to root), by content."""
+    """One hash of the .py files under `paths` (folders or files, relative to root), by what
+    their code does (code_text)."""
     h = hashlib.sha256()
     for rel in paths:
         p = root / rel
         files = sorted(p.rglob("*.py")) if p.is_dir() else [p]
         for f in files:
-            h.update(str(f.relative_to(root)).encode() + b"\0" + f.read_bytes() + b"\0")
+            h.update(str(f.relative_to(root)).encode() + b"\0" + code_text(f.read_text()).encode() + b"\0")
     return h.hexdigest()[:16]
 
 

@@ -38,6 +38,7 @@ import hashlib
 import inspect
 import pathlib
 import tempfile
+import textwrap
 from concurrent.futures import as_completed
 
 import numpy as np
@@ -162,7 +163,7 @@ def code_of(tuner, path=None) -> str:
 def ours_code(stems: tuple) -> str:
     """The strategies' sources and the function that builds a search from a name."""
     from autotune.tuners import make_tuner
-    built = hashlib.sha256(inspect.getsource(make_tuner).encode()).hexdigest()[:16]
+    built = hashlib.sha256(curve_store.code_text(textwrap.dedent(inspect.getsource(make_tuner))).encode()).hexdigest()[:16]
     return "ours " + curve_store.sources_hash(curve_store.tuner_sources(stems)) + " " + built
 
 

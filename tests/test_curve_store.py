@@ -99,3 +99,13 @@ def test_a_strategy_s_curves_go_stale_with_its_own_sources_only(tmp_path):
     before = {stem: code(stem) for stem in ("gp", "evo", "staged")}
     (tmp_path / "autotune" / "driver.py").write_text("shared = 2\n")
     assert all(code(stem) != before[stem] for stem in before)
+
+
+def test_a_reworded_docstring_or_comment_keeps_the_curves():
+    def code(text):
+        return curve_store.code_text(text)
+    base = 'def f(x):\n    """Why."""\n    return x + 1\n'
+    assert code(base) == code('def f(x):\n    """Another why, longer."""\n    # a comment\n    return x + 1\n')
+    assert code(base) == code('def f(x):\n    return x + 1\n')
+    assert code(base) != code('def f(x):\n    """Why."""\n    return x + 2\n')
+    assert code('X = 1\n') != code('X = "1"\n')
