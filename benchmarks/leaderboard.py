@@ -221,8 +221,10 @@ def standings(files, tuners, budget, seeds, done) -> dict:
     return out
 
 
-def goals(table: dict, budgets, ours, peer_names) -> list:
-    """What the default misses of issue 27's goals (empty when all hold)."""
+def goals(table: dict, budgets, ours, peer_names, defaults=()) -> list:
+    """What the default misses of issue 27's goals (empty when all hold).  `defaults`: the
+    tuners the default is on the landscapes; when it is one tuner on every landscape, that tuner
+    is the default, not another of ours to be above."""
     missed, near, points = [], 0, 0
     columns = [t for t in next(iter(table.values())) if t != "random (expected)"]
     avg = {t: np.mean([row[t][1] for row in table.values()]) for t in columns}
@@ -231,7 +233,7 @@ def goals(table: dict, budgets, ours, peer_names) -> list:
         if avg[DEFAULT] < avg[best_peer] + 0.05:
             missed.append(f"average score {avg[DEFAULT]:.3f} not 0.05 above {best_peer}'s {avg[best_peer]:.3f}")
     for t in ours:
-        if avg[DEFAULT] <= avg[t]:
+        if list(defaults) != [t] and avg[DEFAULT] <= avg[t]:
             missed.append(f"average score {avg[DEFAULT]:.3f} not above {t}'s {avg[t]:.3f}")
     for name, row in table.items():
         mine, rand = row[DEFAULT][0], row["random (expected)"][0]
@@ -263,9 +265,7 @@ def run(quick: bool, plot: str | None = None, fresh: bool = False, seeds: int | 
         done = run_curves([(str(p), t, budget, s) for s in seeds for _, p in files for t in tuners], store)
         table = standings(files, tuners, budget, seeds, done)
         defaults = sorted({default_name(p) for _, p in files})
-    # "above every other of ours": the tuner the default is on every landscape is not another one
-    others = [t for t in OURS if [t] != defaults]
-    missed, (near, points), avg = goals(table, budgets, others, peer_names)
+    missed, (near, points), avg = goals(table, budgets, OURS, peer_names, defaults)
     order = sorted([DEFAULT, *OURS, *peer_names], key=lambda t: -avg[t])
     label = {DEFAULT: f"ours: default ({', '.join(defaults)})", **{t: f"ours: {t}" for t in OURS},
              **{t: f"Kernel Tuner: {t}" for t in peers.KERNEL_TUNER}, "optuna_tpe": "Optuna: TPE"}
@@ -295,7 +295,8 @@ def run(quick: bool, plot: str | None = None, fresh: bool = False, seeds: int | 
              f"peers: {peers_said}; on {machine()}.\n\n")
     if points:
         text += f"The default within 2 points of the best peer at {near} of {points} (landscape, budget) points.\n"
-    text += "Goals: " + ("met." if not missed else "missed: " + "; ".join(missed) + ".") + "\n"
+    judged = f" (judged on {len(seeds)} seeds; the issue asks 20)" if len(seeds) < 20 else ""
+    text += f"Goals{judged}: " + ("met." if not missed else "missed: " + "; ".join(missed) + ".") + "\n"
     if plot:
         drawn = {}
         for name, row in table.items():

@@ -17,7 +17,7 @@ import tempfile
 
 import numpy as np
 
-from benchmarks import common
+from benchmarks import common, curve_store
 from benchmarks.common import markdown, machine
 from benchmarks.leaderboard import BUDGETS, median_cells, run_curves
 
@@ -61,7 +61,8 @@ def run(quick: bool) -> str:
         default = default_tuner(task, task.space)
         tuners = list(dict.fromkeys([default, "ansor", "random"]))
         jobs = [(str(path), tuner, budget, s) for path, _, _ in files.values() for tuner in tuners for s in seeds]
-        done = run_curves(jobs)
+        # the leaderboard's store (keyed by each cut file's hash): a rerun measures only what changed
+        done = run_curves(jobs, None if quick else curve_store.Store())
     rows, verdict = [], []
     for shape, (path, product, kept) in files.items():
         med = {}
