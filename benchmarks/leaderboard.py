@@ -296,7 +296,11 @@ def run(quick: bool, plot: str | None = None, fresh: bool = False, seeds: int | 
     if points:
         text += f"The default within 2 points of the best peer at {near} of {points} (landscape, budget) points.\n"
     judged = f" (judged on {len(seeds)} seeds; the issue asks 20)" if len(seeds) < 20 else ""
-    text += f"Goals{judged}: " + ("met." if not missed else "missed: " + "; ".join(missed) + ".") + "\n"
+    standing = f"the default's average score {avg[DEFAULT]:.3f}"
+    if peer_names:
+        best_peer = max(peer_names, key=avg.get)
+        standing += f", the best peer's ({label[best_peer]}) {avg[best_peer]:.3f}"
+    text += f"Goals{judged}: {standing}; " + ("all met." if not missed else "missed: " + "; ".join(missed) + ".") + "\n"
     if plot:
         drawn = {}
         for name, row in table.items():
