@@ -13,12 +13,19 @@ replay device and configs of minitriton: a change to one strategy leaves the oth
 standing), a peer by its library's version and the hash of benchmarks/peers.py.  A curve whose code hash differs is not used (and is replaced
 when measured again).
 
+A seed's run is repeatable on one machine.  Across machines it need not be: the searches with a
+model (XGBoost's trees, the Gaussian process's solves) can take another path on a CPU with other
+vector units (seen: Ansor on one HypoGPU landscape, the same from its first batch, apart after
+it); random sampling and the peers measured again on another machine matched exactly.  A store
+filled on several machines holds valid samples of each search, not bit-equal repeats.
+
 The files are data: read with a size cap, parsed as JSON, every entry checked; a bad file or
 entry is ignored (and measured again), never trusted and never executed.
 """
 from __future__ import annotations
 
 import ast
+import fcntl
 import hashlib
 import json
 import os
@@ -31,6 +38,7 @@ from benchmarks.common import ROOT
 
 STORE = ROOT / "benchmarks" / "results" / "curves"
 MAX_FILE_BYTES = 64 << 20      # a store file larger than this is not read
+LOCK = ".lock"                # held while a file is read again and rewritten
 DIGITS = 6                     # significant digits kept of a share of the optimum
 
 # the sources whose change makes our tuners' stored curves stale
@@ -174,23 +182,24 @@ class Store:
             return None
         return curve, float(chosen)
 
-    def put(self, path, run: str, code: str, budget: int, seed: int, curve, chosen: float, write=True):
-        """Keep one search's curve and the share of the optimum of the config it chose."""
-        doc = self._doc(path)
-        entry = doc["runs"].get(run)
-        if not (isinstance(entry, dict) and entry.get("code") == code and entry.get("budget") == budget and
-                isinstance(entry.get("curves"), dict) and isinstance(entry.get("chosen"), dict)):
-            entry = doc["runs"][run] = {"code": code, "budget": budget, "curves": {}, "chosen": {}}
-        entry["curves"][str(seed)] = encode(curve)
-        entry["chosen"][str(seed)] = float(f"{chosen:.{DIGITS}g}")
-        if write:
-            self.flush(path)
-
-    def flush(self, path):
-        """Write one landscape's file whole (a temporary file renamed over it: never half-written)."""
+    def put(self, path, run: str, code: str, budget: int, seed: int, curve, chosen: float):
+        """Keep one search's curve and the share of the optimum of the config it chose.  The file
+        is read again under a lock and written whole, so that two benchmarks filling the store at
+        once (another seed range, the peers beside ours) keep each other's runs."""
         sha, fname = self._key(path)
         self.folder.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=self.folder, suffix=".tmp")
-        with os.fdopen(fd, "w") as out:
-            json.dump(self._docs[sha], out, separators=(",", ":"), sort_keys=True)
-        os.replace(tmp, self.folder / fname)
+        with open(self.folder / LOCK, "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            self._docs.pop(sha, None)                # what another process wrote since we read it
+            doc = self._doc(path)
+            entry = doc["runs"].get(run)
+            if not (isinstance(entry, dict) and entry.get("code") == code and entry.get("budget") == budget and
+                    isinstance(entry.get("curves"), dict) and isinstance(entry.get("chosen"), dict)):
+                entry = doc["runs"][run] = {"code": code, "budget": budget, "curves": {}, "chosen": {}}
+            entry["curves"][str(seed)] = encode(curve)
+            entry["chosen"][str(seed)] = float(f"{chosen:.{DIGITS}g}")
+            # a temporary file renamed over the old one: never half-written
+            fd, tmp = tempfile.mkstemp(dir=self.folder, suffix=".tmp")
+            with os.fdopen(fd, "w") as out:
+                json.dump(doc, out, separators=(",", ":"), sort_keys=True)
+            os.replace(tmp, self.folder / fname)

@@ -342,6 +342,12 @@ def _seconds(ms) -> float:
 
 
 # ---------------------------------------------------------------- export
+# significant digits of an exported oracle time: numpy's vectorised exp and log differ in the last
+# bits between CPUs (with AVX-512 or without), so the full float made the same landscape a
+# different file on another machine; nine digits are far below any measurement and the same everywhere
+EXPORT_DIGITS = 9
+
+
 def export_cache(path, task=None, records=(), device_name="HypoGPU", kernel_name=None):
     """Write a Kernel Tuner cache file: the given records (their samples as `times`, in ms), or,
     with no records, HypoGPU's exact landscape of `task` (every legal point's oracle time; points
@@ -378,10 +384,10 @@ def export_cache(path, task=None, records=(), device_name="HypoGPU", kernel_name
         for i in range(space.size):
             entry = {k: _plain(arrays[k][i]) for k in names}
             key = ",".join(str(entry[k]) for k in names)
-            t = truth.times[i]
-            entry.update(time=float(t) * 1e3 if np.isfinite(t) else "CompilationFailedConfig",
-                         times=[float(t) * 1e3] if np.isfinite(t) else [], compile_time=1000.0,
-                         benchmark_time=float(t) * 1e3 * 100 if np.isfinite(t) else 0.0)
+            ms = float(f"{truth.times[i] * 1e3:.{EXPORT_DIGITS}g}")
+            entry.update(time=ms if np.isfinite(ms) else "CompilationFailedConfig",
+                         times=[ms] if np.isfinite(ms) else [], compile_time=1000.0,
+                         benchmark_time=ms * 100 if np.isfinite(ms) else 0.0)
             cache[key] = entry
         kernel_name = kernel_name or getattr(task, "name", "kernel")
     doc = {"device_name": device_name, "kernel_name": kernel_name, "problem_size": getattr(task, "shape", {}) or 0,

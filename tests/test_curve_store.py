@@ -34,6 +34,19 @@ def test_another_landscape_file_is_another_entry(tmp_path):
     assert Store(tmp_path / "store").get(path, "ga", "v1", 10, 0) is None
 
 
+def test_two_stores_filling_one_folder_keep_each_other_s_runs(tmp_path):
+    """Two benchmarks at once (the peers' seeds in one process, ours in another): each writes
+    the whole landscape file, and neither may drop what the other wrote after it first read."""
+    path = landscape(tmp_path)
+    ours, theirs = Store(tmp_path / "store"), Store(tmp_path / "store")
+    ours.put(path, "ga", "v1", 10, 0, np.linspace(0.1, 1, 10), 1.0)
+    theirs.put(path, "optuna", "o1", 10, 0, np.ones(10), 1.0)
+    ours.put(path, "ga", "v1", 10, 1, np.ones(10), 0.5)          # this store had read the file before
+    fresh = Store(tmp_path / "store")
+    assert fresh.get(path, "optuna", "o1", 10, 0) is not None
+    assert fresh.get(path, "ga", "v1", 10, 0) is not None and fresh.get(path, "ga", "v1", 10, 1)[1] == 0.5
+
+
 def test_new_code_replaces_the_stale_curves(tmp_path):
     path = landscape(tmp_path)
     store = Store(tmp_path / "store")

@@ -117,7 +117,7 @@ def test_hypogpu_landscapes_and_records_round_trip(tmp_path):
     back = Replay(path).task()
     again = oracle(back)
     for cfg in truth.configs[::7]:
-        assert again.time_of(cfg) == pytest.approx(truth.time_of(cfg), rel=1e-12) or \
+        assert again.time_of(cfg) == pytest.approx(truth.time_of(cfg), rel=1e-8) or \
             (not np.isfinite(truth.time_of(cfg)) and not np.isfinite(again.time_of(cfg)))
     result = tune(task, "random", budget=12, seed=0)
     path = export_cache(tmp_path / "records.json", records=result.history)
