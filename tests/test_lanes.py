@@ -9,6 +9,7 @@ import pytest
 
 import minitriton as mt
 import minitriton.language as tl
+from minitriton.testing import assert_dot_close
 from minitriton import lanes
 from kernels.tutorials import matmul_persistent, softmax_persistent
 
@@ -55,7 +56,7 @@ def test_persistent_matmul_with_an_inner_dot_loop(both_ways):
         return c, matmul_persistent.last_launch["laned"]
     (on, laned), (off, _) = both_ways(run)
     assert laned == 1
-    np.testing.assert_array_equal(on, off)
+    assert_dot_close(on, off, a, b)      # lanes may multiply a grid of tiles as one GEMM (tests/test_paths.py)
     ref = (a.astype(np.float32) @ b.astype(np.float32)).astype(np.float16)
     np.testing.assert_allclose(on.astype(np.float32), ref.astype(np.float32), atol=0.05, rtol=1e-2)
 
