@@ -64,9 +64,10 @@ class Expression:
     def rows(self) -> int:
         return self.full[0]
 
-    def evaluate(self) -> np.ndarray:
+    def evaluate(self, out=None) -> np.ndarray:
+        """The values, in a new array or in `out` (C-contiguous, of the full shape and type)."""
         leaves, lines, result = _plan(self)
-        out = POOL.empty(self.full, self.dtype)
+        out = POOL.empty(self.full, self.dtype) if out is None else out
         if len(lines) == 1:             # one step: numpy's own loop (it vectorises a little better)
             a, b = (leaves * 2)[:2] if len(leaves) == 1 else leaves
             return _NUMPY[self.op](a, b, out=out)
@@ -78,7 +79,12 @@ class Expression:
             return out
         outer, inner, kinds, flat = split
         if outer and inner:
-            _looped(self.dtype, tuple(lines), result, kinds)(out.reshape(outer, inner), *flat)
+            rows = out.reshape(outer, inner)
+            if rows.ctypes.data != out.ctypes.data:   # reshape copied: `out`'s rows do not merge
+                rows = np.empty((outer, inner), out.dtype)
+            _looped(self.dtype, tuple(lines), result, kinds)(*_flat(rows, writeable=True), outer, inner, *flat)
+            if rows.base is None:
+                out[...] = rows.reshape(out.shape)
         return out
 
 
@@ -134,11 +140,18 @@ def _split(leaves, full):
         if not ((x.shape[1] == 1 or s1 == item) and (x.shape[0] == 1 or s0 >= 0 and s0 % item == 0)):
             x = np.ascontiguousarray(x)   # not rows of contiguous elements: the loop reads a copy
             s0 = x.strides[0]
-        step = s0 // item if x.shape[0] > 1 else 0
-        # one contiguous 1-d array whose rows are `step` apart: see _looped
-        flat += [x.reshape(-1) if x.flags.c_contiguous else
-                 as_strided(x, shape=((x.shape[0] - 1) * step + x.shape[1],), strides=(item,), writeable=False), step]
+        flat += _flat(x)
     return outer, inner, kinds, flat
+
+
+def _flat(x: np.ndarray, writeable=False):
+    """A 2-d array of rows of contiguous elements as (one contiguous 1-d array whose rows are
+    `step` apart, step): see _looped."""
+    step = x.strides[0] // x.itemsize if x.shape[0] > 1 else 0
+    if x.flags.c_contiguous:
+        return x.reshape(-1), step
+    return as_strided(x, shape=((x.shape[0] - 1) * step + x.shape[1],), strides=(x.itemsize,),
+                      writeable=writeable), step
 
 
 @functools.lru_cache(maxsize=1024)
@@ -185,10 +198,9 @@ def _looped(dtype, lines, result, kinds):
         steps = "".join(f"            {line}\n" for line in lines)
         params = ", ".join(f"x{n}, s{n}" for n in range(len(kinds)))
         namespace = {}
-        exec(f"def expression(out, {params}):\n"
-             f"    n = out.shape[1]\n"
-             f"    for i in range(out.shape[0]):\n"
-             f"        o = out[i]\n{per_row}"
+        exec(f"def expression(y, sy, m, n, {params}):\n"
+             f"    for i in range(m):\n"
+             f"        o = y[i * sy:i * sy + n]\n{per_row}"
              f"        for j in range(n):\n{loaded}{steps}"
              f"            o[j] = {result}\n", namespace)
         fn = _COMPILED[key] = numba.njit(namespace["expression"])

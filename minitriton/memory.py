@@ -11,10 +11,11 @@ import numpy as np
 
 from . import dtypes as D
 from . import addresses, block_ptr, context, counting
-from .storage import Buffer, OutOfBoundsError, Window, window, program_view  # noqa: F401 (OutOfBoundsError: users import it here)
+from .storage import Buffer, OutOfBoundsError, Region, Window, window, program_view  # noqa: F401 (OutOfBoundsError: users import it here)
 from .tensor import FROM_ABOVE, POISON, tensor, to_tensor
 from .arithmetic import broadcast_shape, binary, affine_bounds
 from .casts import cast, Rounding
+from .expressions import Expression
 from .elementwise import where
 
 
@@ -116,6 +117,33 @@ def _affine_in_bounds(pointer):
     if base.min() < buf.lo or base.max() + span >= buf.hi:
         return None
     return base, steps
+
+
+def _whole_region(pointer, value, st):
+    """The Region a store of deferred arithmetic fills, when the programs' blocks are dense and
+    evenly spaced, without overlap, in an argument nothing has read in this launch (vector add's
+    `z`, a normalisation's output rows), else None.  Its expression is then computed at commit into
+    that stretch (storage.Region): the block is never written to a temporary and copied, which
+    was a third of vector add's time."""
+    if not (st.logging and type(value) is tensor and value._v is None and type(value.lazy) is Expression and
+            value.dtype is pointer.buf.dtype and st.flat.dtype == value.lazy.dtype and
+            tuple(value.shape) == tuple(pointer.shape)):
+        return None
+    fast = _affine_in_bounds(pointer)
+    if fast is None:
+        return None
+    base, steps = fast
+    shape = tuple(pointer.shape)
+    size = int(np.prod(shape))
+    dense = tuple(int(np.prod(shape[d + 1:])) for d in range(len(shape)))
+    rows = value.lazy.rows
+    if tuple(s for s, k in zip(steps, shape) if k > 1) != tuple(s for s, k in zip(dense, shape) if k > 1) or \
+            value.lazy.full != (rows,) + shape or base.shape[0] != rows:
+        return None
+    gap = int(base[1] - base[0]) if rows > 1 else size
+    if gap < size or rows > 1 and not (np.diff(base) == gap).all():
+        return None                 # blocks that overlap or are not evenly spaced
+    return Region(int(base[0]), gap, value.lazy.full)
 
 
 def _raise_oob(pointer, off, bad, what):
@@ -314,9 +342,14 @@ def store(pointer, value, mask=None, boundary_check=(), cache_modifier="", evict
         return addresses.store(pointer, vals, m)
     buf.check_writable()
     st = buf.storage
-    vals = values_for(pointer, value, "store", unrounded_ok=st.logging)
     m = access_mask(mask, pointer.shape, "store")
     state = context.current()
+    region = _whole_region(pointer, value, st) if m is None and state.counts is None else None
+    if region is not None:          # deferred arithmetic computed at commit straight into the output
+        state.writes += 1
+        st.put(region, value.lazy)
+        return None
+    vals = values_for(pointer, value, "store", unrounded_ok=st.logging)
     if state.counts is not None:  # tracing stores nothing (and checks no bounds)
         count_access(pointer, m, "stored")
         return None

@@ -92,7 +92,7 @@ class Storage:
             dst = self.writable()
             half = self.dtype.is_floating() and self.dtype.bits <= 16
             for target, vals in log:  # logged values may be unrounded fp32 (see store)
-                _assign(dst, target, round_to(vals, self.dtype) if half else vals)
+                _assign(dst, target, round_to(vals, self.dtype) if half and not isinstance(target, Region) else vals)
         if self.shadow is None:
             if self.flat.dtype == self.dtype.container:
                 self.shadow = self.flat
@@ -133,6 +133,9 @@ class Storage:
             log, self.log = self.log, []
             for i in range(len(log)):             # in order: a later store to the same place wins
                 (target, vals), log[i] = log[i], None
+                if isinstance(target, Region):
+                    target.fill(self.flat, vals)
+                    continue
                 _assign(self.flat, target, self._to_storage(vals))
                 root = vals
                 while isinstance(root.base, np.ndarray):
@@ -230,8 +233,25 @@ class Window:
         return (window(flat, self.steps, self.shape), self.base) if self.shape else (flat, self.base)
 
 
+class Region:
+    """Store target: dense blocks of `shape` (programs, *block) from `start`, one program's
+    `gap` elements after the last's, filled by computing a deferred expression into them
+    (memory._whole_region)."""
+
+    def __init__(self, start, gap, shape):
+        self.start, self.gap, self.shape = start, gap, shape
+
+    def fill(self, flat, expression):
+        block = int(np.prod(self.shape[1:]))
+        rows = _np_as_strided(flat[self.start:], shape=(self.shape[0], block),
+                              strides=(self.gap * flat.itemsize, flat.itemsize))
+        expression.evaluate(out=rows.reshape(self.shape))   # splits the contiguous block: a view
+
+
 def _assign(flat, target, vals):
-    if isinstance(target, Window):
+    if isinstance(target, Region):
+        target.fill(flat, vals)
+    elif isinstance(target, Window):
         dst, idx = target.index(flat)
         dst[idx] = vals
     else:

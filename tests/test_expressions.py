@@ -122,3 +122,77 @@ def test_a_deferred_block_as_a_dots_accumulator():
     on, off = both_ways(run)
     np.testing.assert_array_equal(on, off)
     np.testing.assert_allclose(on, ((a * np.float32(0.25) - 1) + a @ b) * 0.5, rtol=1e-2, atol=2e-2)  # tf32 dot
+
+
+@mt.jit
+def scaled_rows(x_ptr, out_ptr, stride, scale, BLOCK: tl.constexpr):
+    """Each program's block of a row; where the rows are `stride` apart."""
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + row * stride + cols)
+    tl.store(out_ptr + row * stride + cols, (x - 0.5) * x * scale + x)
+
+
+@mt.jit
+def tiles_2d(x_ptr, out_ptr, N: tl.constexpr, BM: tl.constexpr):
+    rows = tl.program_id(0) * BM + tl.arange(0, BM)
+    offs = rows[:, None] * N + tl.arange(0, N)[None, :]
+    x = tl.load(x_ptr + offs)
+    tl.store(out_ptr + offs, x * x - x)
+
+
+@mt.jit
+def store_then_read(x_ptr, out_ptr, N: tl.constexpr):
+    offs = tl.program_id(0) * N + tl.arange(0, N)
+    x = tl.load(x_ptr + offs)
+    tl.store(out_ptr + offs, x * 3.0 - x)
+    tl.debug_barrier()
+    y = tl.load(out_ptr + offs)         # the output read back in the same launch
+    tl.store(out_ptr + offs, y + x)
+
+
+@pytest.mark.parametrize("case", ["dense", "strided rows", "2-d tiles", "read back", "masked"])
+def test_deferred_arithmetic_stored_straight_into_the_output(case, monkeypatch):
+    """A store of deferred arithmetic whose blocks are dense, evenly spaced rows of an output
+    not read in the launch is computed at commit into the output itself (memory._whole_region):
+    the same bits as each step computed at once, and nothing outside the blocks written."""
+    from minitriton import storage
+    filled, fill = [], storage.Region.fill
+    monkeypatch.setattr(storage.Region, "fill", lambda self, *a: filled.append(self) or fill(self, *a))
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((ROWS, COLS)).astype(np.float32)
+
+    def run():
+        out = np.full((ROWS, COLS), -7.0, np.float32)
+        if case == "dense":
+            scaled_rows[(ROWS,)](x, out, COLS, 2.5, BLOCK=COLS)
+        elif case == "strided rows":
+            scaled_rows[(ROWS,)](x, out, COLS, 2.5, BLOCK=COLS // 2)     # the rows' second halves untouched
+        elif case == "2-d tiles":
+            tiles_2d[(ROWS // 8,)](x, out, N=COLS, BM=8)
+        elif case == "read back":
+            store_then_read[(ROWS,)](x, out, N=COLS)
+        else:
+            masked_scale[(ROWS,)](x, out, COLS, COLS - 3, BLOCK=COLS)
+        return out
+    deferred, at_once = both_ways(run)
+    assert bool(filled) == (case != "masked")       # a mask that turns lanes off: the general store
+    np.testing.assert_array_equal(deferred, at_once)
+    want = {"dense": (x - np.float32(0.5)) * x * np.float32(2.5) + x,
+            "2-d tiles": x * x - x, "read back": (x * np.float32(3) - x) + x}.get(case)
+    if case == "strided rows":
+        half = x[:, :COLS // 2]
+        assert (deferred[:, COLS // 2:] == -7).all()
+        np.testing.assert_array_equal(deferred[:, :COLS // 2], (half - np.float32(0.5)) * half * np.float32(2.5) + half)
+    elif case == "masked":
+        assert (deferred[:, COLS - 3:] == -7).all()
+    else:
+        np.testing.assert_array_equal(deferred, want)
+
+
+@mt.jit
+def masked_scale(x_ptr, out_ptr, stride, n, BLOCK: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + row * stride + cols)
+    tl.store(out_ptr + row * stride + cols, x * x + x, mask=cols < n)
