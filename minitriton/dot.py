@@ -103,36 +103,46 @@ def _batched_matmul(va, vb, acc):
 
 
 def _grid_matmul(va, vb, batch, out) -> bool:
-    """out = va @ vb as one GEMM when no program dim varies both operands (see above)."""
+    """out = va @ vb as few GEMMs: one per combination of the program dims that vary both
+    operands (attention's head), each over the distinct blocks of the dims that vary only one
+    (its query blocks as rows); False when no dim varies only one operand (see above)."""
     nd = len(batch)
     if nd == 0 or math.prod(batch) < 2:
         return False
     va = va.reshape((1,) * (nd - (va.ndim - 2)) + va.shape)
     vb = vb.reshape((1,) * (nd - (vb.ndim - 2)) + vb.shape)
-    a_dims, b_dims = [], []
+    a_dims, b_dims, both = [], [], []
     for d in range(nd):
         a_var = va.shape[d] > 1 and va.strides[d] != 0
         b_var = vb.shape[d] > 1 and vb.strides[d] != 0
-        if a_var and b_var:
-            return False
-        if a_var:
-            a_dims.append(d)
-        elif b_var:
-            b_dims.append(d)
-    a_core = va[tuple(slice(None) if d in a_dims else 0 for d in range(nd))]
-    b_core = vb[tuple(slice(None) if d in b_dims else 0 for d in range(nd))]
-    k = va.shape[-1]
-    a2 = a_core.reshape(-1, k)
-    b2 = np.moveaxis(b_core, -2, 0).reshape(k, -1)
-    m, n = va.shape[-2], vb.shape[-1]
-    a_sizes, b_sizes = [va.shape[d] for d in a_dims], [vb.shape[d] for d in b_dims]
-    grid = (a2 @ b2).reshape(math.prod(a_sizes), m, math.prod(b_sizes), n).transpose(0, 2, 1, 3)
-    grid = grid.reshape(tuple(a_sizes) + tuple(b_sizes) + (m, n))
-    order = sorted(a_dims + b_dims)
-    perm = [(a_dims + b_dims).index(d) for d in order] + [grid.ndim - 2, grid.ndim - 1]
+        (both if a_var and b_var else a_dims if a_var else b_dims if b_var else []).append(d)
+    if not a_dims and not b_dims:
+        return False
+    m, k, n = va.shape[-2], va.shape[-1], vb.shape[-1]
+    sizes = [batch[d] for d in both], [batch[d] for d in a_dims], [batch[d] for d in b_dims]
+    a_core = _core(va, both, a_dims).reshape(math.prod(sizes[0]), math.prod(sizes[1]) * m, k)
+    b_core = np.moveaxis(_core(vb, both, b_dims), -2, len(both))      # (both, k, b dims, n)
+    b_core = b_core.reshape(math.prod(sizes[0]), k, math.prod(sizes[2]) * n)
+    grid = np.matmul(a_core, b_core).reshape(tuple(sizes[0] + sizes[1]) + (m,) + tuple(sizes[2]) + (n,))
+    nb, na = len(both), len(a_dims)
+    rows = list(range(nb + na))                       # both, a dims
+    cols = list(range(nb + na + 1, grid.ndim - 1))    # b dims
+    grid = grid.transpose(rows + cols + [nb + na, grid.ndim - 1])     # (both, a, b, m, n)
+    held = both + a_dims + b_dims
+    order = sorted(held)
+    perm = [held.index(d) for d in order] + [grid.ndim - 2, grid.ndim - 1]
     placed = grid.transpose(perm).reshape(tuple(batch[d] if d in order else 1 for d in range(nd)) + (m, n))
     np.copyto(out, placed, casting="unsafe")
     return True
+
+
+def _core(v, first, then):
+    """v's blocks over the program dims `first` then `then` (the others taken at 0, where v is
+    the same for every program), in that order, then its two block dims."""
+    nd = v.ndim - 2
+    kept = [d for d in range(nd) if d in first or d in then]
+    core = v[tuple(slice(None) if d in kept else 0 for d in range(nd))]
+    return core.transpose([kept.index(d) for d in first + then] + [len(kept), len(kept) + 1])
 
 
 def expected_shape(a, b):

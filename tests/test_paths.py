@@ -47,7 +47,9 @@ def test_other_kernels_paths_are_bit_identical():
     _same_bits(*_both_paths(lambda: rowsoftmax.softmax(s, dict(ROWS=4))))
 
 
-def test_memory_pressure_runs_fewer_programs_at_a_time_with_the_same_bits(monkeypatch):
+def test_memory_pressure_runs_fewer_programs_at_a_time(monkeypatch):
+    """Smaller lockstep chunks multiply smaller grids of tiles (dot._grid_matmul): the same bits
+    where BLAS sums a tile the same way in any GEMM, else within the fp32 accumulation bound."""
     import minitriton.dot as ops
     rng = np.random.default_rng(2)
     a = rng.standard_normal((250, 512)).astype(np.float16)   # ragged M: operands are gathered copies
@@ -67,7 +69,7 @@ def test_memory_pressure_runs_fewer_programs_at_a_time_with_the_same_bits(monkey
     monkeypatch.setattr(ops, "_chained", spy)
     squeezed = gemm.matmul(a, b, config=cfg)
     assert calls, "the small budget should have forced smaller lockstep chunks"
-    _same_bits(plenty, squeezed)
+    assert_dot_close(plenty, squeezed, a, b)
 
 
 def test_grid_of_tiles_multiplied_as_one_gemm_agrees_with_each_tiles_own_product(monkeypatch):
