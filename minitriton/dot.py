@@ -85,9 +85,10 @@ def _batched_matmul(va, vb, acc):
     Programs usually multiply a grid of blocks: the rows of A a program reads depend on some
     program dims and the columns of B on others (operand views broadcast with stride 0 over
     the rest).  Then one GEMM over the distinct blocks gives every program's product at BLAS's
-    full speed.  Each output element is still one K-ordered sum by the same BLAS kernels as the
-    program's own call when it runs alone (tests/test_paths.py holds the two paths to the same
-    bits); operands that vary with the same program dim fall back to one call per program.
+    full speed.  Each output element is still one fp32 sum over K, though BLAS may order it
+    otherwise than the program's own call when it runs alone (it does with OpenBLAS's Haswell and
+    Zen kernels; tests/test_paths.py holds the two paths to the accumulation bound).  Dims that vary both operands (attention's head) become the GEMM's
+    batch; when every varying dim varies both, it is one call per program.
     """
     m, n = va.shape[-2], vb.shape[-1]
     batch = broadcast_shape(va.shape[:-2], vb.shape[:-2])

@@ -65,7 +65,8 @@ class Expression:
         return self.full[0]
 
     def evaluate(self, out=None) -> np.ndarray:
-        """The values, in a new array or in `out` (C-contiguous, of the full shape and type)."""
+        """The values, in a new array or in `out` (of the full shape and type; rows of contiguous
+        elements, which may be a stride apart: storage.Region)."""
         leaves, lines, result = _plan(self)
         out = POOL.empty(self.full, self.dtype) if out is None else out
         if len(lines) == 1:             # one step: numpy's own loop (it vectorises a little better)
@@ -139,7 +140,6 @@ def _split(leaves, full):
         item, (s0, s1) = x.itemsize, x.strides
         if not ((x.shape[1] == 1 or s1 == item) and (x.shape[0] == 1 or s0 >= 0 and s0 % item == 0)):
             x = np.ascontiguousarray(x)   # not rows of contiguous elements: the loop reads a copy
-            s0 = x.strides[0]
         flat += _flat(x)
     return outer, inner, kinds, flat
 

@@ -92,7 +92,7 @@ class Storage:
             dst = self.writable()
             half = self.dtype.is_floating() and self.dtype.bits <= 16
             for target, vals in log:  # logged values may be unrounded fp32 (see store)
-                _assign(dst, target, round_to(vals, self.dtype) if half and not isinstance(target, Region) else vals)
+                _assign(dst, target, round_to(vals, self.dtype) if half else vals)   # (a Region is never half: memory._whole_region)
         if self.shadow is None:
             if self.flat.dtype == self.dtype.container:
                 self.shadow = self.flat
