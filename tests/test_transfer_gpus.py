@@ -106,6 +106,20 @@ def test_a_source_that_predicts_this_gpu_finds_its_optimum_sooner(gpus):
     assert np.median(helped) <= np.median(alone) / 2, (helped, alone)
 
 
+def test_a_source_whose_fastest_configs_do_not_run_here_still_proposes(tmp_path):
+    """The new GPU lacks the source's five fastest configs (too much shared memory on a smaller
+    part, say): the source's fastest config that runs here is among the first proposals, not
+    dropped because the base tuner measured something before the source had proposed anything."""
+    near = landscape(1, like=landscape(0))
+    order = sorted(near, key=near.get)
+    lacking = {p: t for p, t in landscape(0).items() if p not in order[:5]}
+    task = Replay(write(tmp_path / "small.json", lacking)).task()
+    source = write(tmp_path / "near.json", near)
+    for seed in range(3):
+        r = tune(task, budget=3, seed=seed, progress=False, remeasure=False, transfer=[source])
+        assert order[5] in [tuple(x.config.all_kwargs()[k] for k in PARAMS) for x in r.history]
+
+
 def test_a_reversed_source_costs_only_a_few_measurements(gpus):
     seeds = range(4)
     alone = to_reach(gpus["target"], 0.97, seeds)

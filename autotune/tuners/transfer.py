@@ -91,7 +91,7 @@ class TransferTuner(Tuner):
             self.best = min(self.best, t)
         if self.stalled >= PATIENCE:
             self.retired = True
-        if self.best_base < self.best_mine * (1 - GAIN):
+        if self.mine & self.measured.keys() and self.best_base < self.best_mine * (1 - GAIN):
             self.retired = self.beaten = True     # the base found better than anything the sources ranked
         self._weigh()
 
