@@ -1,12 +1,12 @@
 """minitriton: a Triton-compatible block language executed on the CPU."""
-from .jit import jit, JITFunction, cdiv, next_power_of_2, one_program_at_a_time, reinterpret
+from .jit import jit, JITFunction, cdiv, next_power_of_2, one_program_at_a_time, reinterpret, set_allocator
 from .memory import OutOfBoundsError
 from .errors import TritonError, CompilationError, InterpreterError
 from .addresses import data_ptr
-from . import language
+from . import language, compiler, tools
 from .configs import Config
 
-__all__ = ["jit", "JITFunction", "cdiv", "next_power_of_2", "one_program_at_a_time", "reinterpret", "OutOfBoundsError", "TritonError", "CompilationError", "InterpreterError", "data_ptr", "language", "Config"]
+__all__ = ["jit", "JITFunction", "cdiv", "next_power_of_2", "one_program_at_a_time", "reinterpret", "set_allocator", "OutOfBoundsError", "TritonError", "CompilationError", "InterpreterError", "data_ptr", "language", "compiler", "tools", "Config"]
 
 
 def __getattr__(name):

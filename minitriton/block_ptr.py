@@ -43,18 +43,22 @@ class block_pointer:
         return advance(self, offsets)
 
 
-def _ints(values, n, what):
+def integer_list(values, n, what, caller="tl.make_block_ptr"):
+    """`values` as a list of n integers (Python ints or integer scalar blocks), or a clear error
+    naming `caller` and `what` (block pointers' and tensor descriptors' shapes, strides, offsets)."""
     values = constexpr_value(values)
-    if not isinstance(values, (tuple, list)) or len(values) != n:
-        raise ValueError(f"tl.make_block_ptr: {what} must be a list of {n} values (one per dimension), got {values!r}")
+    if not isinstance(values, (tuple, list)):
+        values = [values]
+    if len(values) != n:
+        raise ValueError(f"{caller}: {what} must be a list of {n} values (one per dimension), got {values!r}")
     out = []
     for v in values:
         v = constexpr_value(v)
         if isinstance(v, tensor):
             if v.shape or not v.dtype.is_int():
-                raise TypeError(f"tl.make_block_ptr: {what} must be integer scalars, got {v!r}")
-        elif not isinstance(v, (int, np.integer)):
-            raise TypeError(f"tl.make_block_ptr: {what} must be integers, got {v!r}")
+                raise TypeError(f"{caller}: {what} must be integer scalars, got {v!r}")
+        elif not isinstance(v, (int, np.integer)) or isinstance(v, bool):
+            raise TypeError(f"{caller}: {what} must be integers, got {v!r}")
         out.append(v)
     return out
 
@@ -70,14 +74,14 @@ def make_block_ptr(base, shape, strides, offsets, block_shape, order):
     order = [int(constexpr_value(o)) for o in constexpr_value(order)]
     if sorted(order) != list(range(n)):
         raise ValueError(f"tl.make_block_ptr: order must be a permutation of range({n}), got {order}")
-    return block_pointer(base, _ints(shape, n, "shape"), _ints(strides, n, "strides"),
-                         _ints(offsets, n, "offsets"), block_shape, order)
+    return block_pointer(base, integer_list(shape, n, "shape"), integer_list(strides, n, "strides"),
+                         integer_list(offsets, n, "offsets"), block_shape, order)
 
 
 def advance(base, offsets):
     if not isinstance(base, block_pointer):
         raise TypeError(f"tl.advance needs a block pointer from tl.make_block_ptr, got {base!r}")
-    deltas = _ints(offsets, len(base.block_shape), "offsets")
+    deltas = integer_list(offsets, len(base.block_shape), "offsets", "tl.advance")
     moved = [o + d for o, d in zip(base.offsets, deltas)]
     return block_pointer(base.base, base.shape, base.strides, moved, base.block_shape, base.order)
 

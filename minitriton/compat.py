@@ -21,7 +21,8 @@ TRITON_LANGUAGE = (
     "full", "zeros", "zeros_like", "cast", "broadcast", "broadcast_to", "expand_dims", "reshape", "view",
     "ravel", "permute", "trans", "join", "split", "interleave", "cat", "flip", "gather", "where", "swizzle2d",
     # memory
-    "load", "store", "make_block_ptr", "advance", "make_tensor_descriptor", "atomic_add", "atomic_and",
+    "load", "store", "make_block_ptr", "advance", "make_tensor_descriptor", "load_tensor_descriptor",
+    "store_tensor_descriptor", "atomic_add", "atomic_and",
     "atomic_cas", "atomic_max", "atomic_min", "atomic_or", "atomic_xchg", "atomic_xor",
     # math
     "abs", "ceil", "clamp", "cos", "div_rn", "erf", "exp", "exp2", "fdiv", "floor", "fma", "log", "log2",

@@ -19,10 +19,11 @@ import types
 
 import numpy as np
 
-from . import context, counting, errors, lowering
+from . import context, counting, descriptors, errors, lowering
 from . import dtypes as D
 from .addresses import AddressSpace
 from .storage import bind_buffers
+from .tools.tensor_descriptor import TensorDescriptor
 from .memory import argument_pointer
 from .tensor import Divergent, MemoryPressure, Stalled, argument, constexpr, tensor
 from .elementwise import minimum, maximum
@@ -263,11 +264,12 @@ class JITFunction:
         grid = self._grid(grid, bound)
         self.last_launch = dict(grid=grid, args=bound, num_warps=options.get("num_warps", 4),
                                 num_stages=options.get("num_stages", 3))
-        if options.get("warmup"):
-            return None
         if math.prod(grid) == 0:
             return None
-        self._execute(bound, grid, options)
+        # Triton's warmup compiles without running; here the body runs once, as the first program,
+        # and its writes are dropped: what Triton refuses when it compiles (a static_assert, a type
+        # error) is refused by a warmup here too
+        self._execute(bound, grid, options, check_only=bool(options.get("warmup")))
         return None
 
     def warmup(self, *args, grid, **kwargs):
@@ -299,8 +301,9 @@ class JITFunction:
 
     def check_arguments(self, bound: dict):
         """Refuse an argument no launch could take (a Python list for a pointer, say), naming it:
-        @autotune asks before tuning, so such a call fails as the plain kernel's would."""
-        for name, a in bound.items():
+        @autotune asks before tuning, so such a call fails as the plain kernel's would.  A tuple
+        (a named one too) is checked member by member, as Triton passes each member."""
+        for name, a in _flat(bound, self.constexprs).items():
             if isinstance(a, np.ndarray) and name not in self.constexprs:
                 try:
                     D.from_numpy(a.dtype)
@@ -317,12 +320,14 @@ class JITFunction:
                                 f"{type(a).__name__}; pass numpy arrays, numbers or constexpr values")
 
     def _arguments(self, bound):
-        """Kernel arguments: arrays become pointers (aliased arrays share one buffer)."""
+        """Kernel arguments: arrays become pointers (aliased arrays share one buffer), numbers
+        typed scalars; a tuple's members likewise, the tuple (a named one keeps its class) rebuilt."""
         self.check_arguments(bound)
         values = {}
-        arrays = {name: a for name, a in bound.items() if isinstance(a, np.ndarray)}
+        flat = _flat(bound, self.constexprs)
+        arrays = {name: a for name, a in flat.items() if isinstance(a, np.ndarray)}
         buffers = bind_buffers(arrays)
-        for name, a in bound.items():
+        for name, a in flat.items():
             if name in buffers:
                 values[name] = argument_pointer(buffers[name], const=name in self.consts)
             elif name not in self.constexprs and isinstance(a, (bool, int, float, np.number, np.bool_)) \
@@ -334,12 +339,12 @@ class JITFunction:
             else:
                 values[name] = a
         storages = list({id(b.storage): b.storage for b in buffers.values()}.values())
-        return values, storages, AddressSpace(buffers, storages)
+        return _unflat(bound, values, self.constexprs), storages, AddressSpace(buffers, storages)
 
-    def _execute(self, bound, grid, options=None):
+    def _execute(self, bound, grid, options=None, check_only=False):
         values, buffers, space = self._arguments(bound)
         context.start_deadline()   # loops check it: a launch that never ends stops with an error
-        pids = _program_ids(grid)
+        pids = _program_ids(grid)[:1] if check_only else _program_ids(grid)
         recorder = counting.active()
         body = self._body()
         warps = (options or {}).get("num_warps", 4)
@@ -401,6 +406,10 @@ class JITFunction:
             raise
         if self.last_launch is not None:
             self.last_launch["path"] = path
+        if check_only:
+            for b in buffers:
+                b.reset()
+            return
         if recorder is not None:  # a traced launch writes nothing back
             for b in buffers:
                 b.reset()
@@ -431,6 +440,59 @@ class JITFunction:
             self.last_launch["laned"] = self.last_launch.get("laned", 0) + state.laned
             self.last_launch["rounds"] = self.last_launch.get("rounds", 0) + state.rounds
         return state.counts
+
+
+_allocator = None
+
+
+def set_allocator(allocator):
+    """Triton's `triton.set_allocator(fn)`: the function its kernels call for global scratch
+    memory (tensor descriptors made in a kernel need some on a GPU).  minitriton's launches need
+    none, so the function is kept, never called; it must be callable, as Triton expects."""
+    global _allocator
+    if allocator is not None and not callable(allocator):
+        raise TypeError(f"set_allocator: allocator must be callable(size, alignment, stream), got {allocator!r}")
+    _allocator = allocator
+
+
+def _flat(bound: dict, constexprs) -> dict:
+    """The arguments with every tuple argument (not a constexpr one) replaced by its members,
+    named `name[i]` (nested: `name[i][j]`), and a host tensor descriptor by its array, shape and
+    strides (`name.base`, `name.shape[i]`, ...), so that each is bound as an argument is."""
+    out = {}
+
+    def add(name, a):
+        if isinstance(a, builtins.tuple):
+            for i, x in enumerate(a):
+                add(f"{name}[{i}]", x)
+        elif isinstance(a, TensorDescriptor):
+            out[f"{name}.base"] = a.base
+            for what in ("shape", "strides"):
+                for i, x in enumerate(getattr(a, what)):
+                    out[f"{name}.{what}[{i}]"] = int(x)
+        else:
+            out[name] = a
+    for name, a in bound.items():
+        if name in constexprs:
+            out[name] = a
+        else:
+            add(name, a)
+    return out
+
+
+def _unflat(bound: dict, values: dict, constexprs) -> dict:
+    """The bound arguments again, each tuple rebuilt from its members' kernel values (a named
+    tuple as its own class), each host tensor descriptor made a kernel's one."""
+    def build(name, a):
+        if isinstance(a, TensorDescriptor):
+            return descriptors.make_tensor_descriptor(
+                values[f"{name}.base"], [values[f"{name}.shape[{i}]"] for i in range(len(a.shape))],
+                [values[f"{name}.strides[{i}]"] for i in range(len(a.strides))], a.block_shape, a.padding)
+        if not isinstance(a, builtins.tuple):
+            return values[name]
+        items = [build(f"{name}[{i}]", x) for i, x in enumerate(a)]
+        return type(a)(*items) if hasattr(a, "_fields") else builtins.tuple(items)
+    return {name: (values[name] if name in constexprs else build(name, a)) for name, a in bound.items()}
 
 
 @functools.lru_cache(maxsize=64)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from scipy import special
 
 from . import dtypes as D
 from .tensor import tensor, to_tensor
@@ -88,6 +89,13 @@ sin, sinh, sqrt, tan = (_unary(n, f) for n, f in (("sin", np.sin), ("sinh", np.s
 tanh, trunc = _unary("tanh", np.tanh), _unary("trunc", np.trunc)
 erf, erfc = _unary("erf", _erf), _unary("erfc", _erfc)
 lgamma, tgamma = _unary("lgamma", _lgamma), _unary("tgamma", _tgamma)
+# Bessel functions of the first and second kind, and the modified ones of the first kind
+j0, j1, y0, y1 = (_unary(n, f) for n, f in (("j0", special.j0), ("j1", special.j1), ("y0", special.y0),
+                                             ("y1", special.y1)))
+cyl_bessel_i0, cyl_bessel_i1 = _unary("cyl_bessel_i0", special.i0), _unary("cyl_bessel_i1", special.i1)
+# the fast_ approximations of fp32 functions: computed exactly here (a GPU's are a few ulp off)
+fast_expf, fast_exp10f, fast_logf, fast_log2f, fast_log10f = exp, exp10, log, log2, log10
+fast_sinf, fast_cosf, fast_tanf = sin, cos, tan
 isnan = _unary("isnan", np.isnan, D.int32)
 isinf = _unary("isinf", np.isinf, D.int32)
 isfinited = _unary("isfinited", np.isfinite, D.int32)
@@ -100,6 +108,8 @@ fmod, hypot, pow, remainder = (_binary(n, f) for n, f in (("fmod", np.fmod), ("h
                                                            ("pow", np.power),
                                                            ("remainder", lambda a, b: a - b * np.rint(a / b))))
 nextafter = _binary("nextafter", np.nextafter)
+fast_dividef = _binary("fast_dividef", np.divide)
+fast_powf = pow
 fdim = _binary("fdim", lambda a, b: np.where(a > b, a - b, 0).astype(a.dtype))
 
 
@@ -111,3 +121,8 @@ def fma(x, y, z):
     shape = broadcast_shape(broadcast_shape(x.shape, y.shape), z.shape)
     v = [rows_aligned(t, len(shape), D.float64) for t in (x, y, z)]
     return elementwise_alu(tensor((v[0] * v[1] + v[2]).astype(dt.container), dt, shape))
+
+
+# what `from triton.language.extra.libdevice import *` gives: the functions defined here
+__all__ = sorted(n for n, f in list(globals().items())
+                 if callable(f) and not n.startswith("_") and getattr(f, "__module__", None) == __name__)

@@ -12,6 +12,7 @@ import numpy as np
 
 from . import dtypes as D
 from .block_ptr import block_pointer
+from .descriptors import tensor_descriptor
 from .tensor import tensor, constexpr
 
 _SHARED = (constexpr, D.dtype, D.pointer_type)
@@ -26,7 +27,7 @@ def movable(x) -> bool:
         return all(movable(v) for v in x)
     if isinstance(x, (list, dict, set)):
         return False
-    if isinstance(x, (tensor, block_pointer, _SHARED)):
+    if isinstance(x, (tensor, block_pointer, tensor_descriptor, _SHARED)):
         return True
     module = type(x).__module__ or ""
     return not module.startswith("minitriton") or type(x).__name__ in ("JITFunction", "_Undefined")
@@ -41,6 +42,9 @@ def take(x, idx: np.ndarray, rows: int):
     if isinstance(x, block_pointer):
         return block_pointer(x.base, take(x.shape, idx, rows), take(x.strides, idx, rows),
                              take(x.offsets, idx, rows), x.block_shape, x.order)
+    if isinstance(x, tensor_descriptor):
+        return tensor_descriptor(take(x.base, idx, rows), take(x.shape, idx, rows), take(x.strides, idx, rows),
+                                 x.block_shape, x.padding)
     if not isinstance(x, tensor) or x.rows != rows or rows == 1:
         return x
     if x._v is None and x.lazy is None and x.aff is not None:
@@ -63,6 +67,9 @@ def widen(x, idx: np.ndarray, rows: int):
     if isinstance(x, block_pointer):
         return block_pointer(x.base, widen(x.shape, idx, rows), widen(x.strides, idx, rows),
                              widen(x.offsets, idx, rows), x.block_shape, x.order)
+    if isinstance(x, tensor_descriptor):
+        return tensor_descriptor(widen(x.base, idx, rows), widen(x.shape, idx, rows), widen(x.strides, idx, rows),
+                                 x.block_shape, x.padding)
     if not isinstance(x, tensor) or x.rows == 1:
         return x
     if x._v is None and x.lazy is None and x.aff is not None:

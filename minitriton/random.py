@@ -89,13 +89,14 @@ def philox(seed, c0, c1, c2, c3, n_rounds=N_ROUNDS_DEFAULT):
 
 
 def randint4x(seed, offset, n_rounds=N_ROUNDS_DEFAULT):
+    """Four blocks of random unsigned ints for (seed, offset): the offset is the first counter
+    word and the others are zero, so 32-bit offsets run Philox-4x32 and 64-bit offsets
+    Philox-4x64 (four uint64 blocks, the seed its whole key), as in Triton."""
     offset = to_tensor(offset)
-    if not offset.dtype.is_int():
-        raise TypeError(f"random offsets must be integers, got {offset.dtype}")
-    lo = offset.to(D.uint32)
-    zero = lo * 0
-    hi = (offset >> 32).to(D.uint32) if offset.dtype.bits > 32 else zero
-    return philox(seed, lo, hi, zero, zero, n_rounds)
+    if not offset.dtype.is_int() or offset.dtype.bits not in (32, 64):
+        raise TypeError(f"random offsets must be 32- or 64-bit integers, got {offset.dtype}")
+    zero = offset * 0
+    return philox(seed, offset, zero, zero, zero, n_rounds)
 
 
 def randint(seed, offset, n_rounds=N_ROUNDS_DEFAULT):

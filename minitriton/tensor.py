@@ -105,6 +105,25 @@ class Shape(tuple):
     __hash__ = tuple.__hash__
 
 
+class TritonTuple(tuple):
+    """`tl.tuple`: a tuple of kernel values (Triton's front end wraps every tuple in one).  It
+    is a Python tuple, so it indexes, unpacks, compares and concatenates as one, and it is
+    immutable as Triton's is: `t[0] = x` in a kernel is refused.  `tl.tuple(iterable)`."""
+    __slots__ = ()
+
+    def __new__(cls, args=(), type=None):
+        return super().__new__(cls, args)
+
+    def __add__(self, other):
+        return TritonTuple(tuple(self) + tuple(other))
+
+    def __radd__(self, other):
+        return TritonTuple(tuple(other) + tuple(self))
+
+    def __repr__(self):
+        return f"({', '.join(repr(x) for x in self)}{',' if len(self) == 1 else ''})"
+
+
 # numpy ufuncs that a Python operator between a numpy scalar and a block calls: they are the
 # operator, applied the block's way; any other numpy function on a block is refused
 _OPERATOR_UFUNCS = {np.add: "add", np.subtract: "sub", np.multiply: "mul", np.true_divide: "truediv",

@@ -385,3 +385,62 @@ def test_a_number_held_in_a_variable_is_a_tensor_when_used_as_one():
     out = np.zeros(4, np.int64)
     numbers_as_tensors_kernel[(1,)](out, 4)
     np.testing.assert_array_equal(out, 3 + 3 + 1 + 1)
+
+
+# ---------------------------------------------------------------- tuple arguments and warmup
+@mt.jit
+def tuple_arguments_kernel(pair, scale, N: tl.constexpr):
+    src, dst = pair
+    offs = tl.arange(0, N)
+    tl.store(dst + offs, tl.load(src + offs) * scale[0] + scale[1])
+
+
+def test_tuple_arguments_bind_each_member_as_an_argument():
+    def run():
+        src, dst = np.arange(8, dtype=np.float32), np.zeros(8, np.float32)
+        tuple_arguments_kernel[(1,)]((src, dst), (2.0, 3), N=8)
+        return dst
+    for dst in both(run):
+        np.testing.assert_array_equal(dst, np.arange(8) * 2 + 3)
+    # two members that are views of one array share its memory, as two arguments would
+    x = np.zeros(16, np.float32)
+    x[:8] = 1
+    tuple_arguments_kernel[(1,)]((x[:8], x[8:]), (5.0, 0), N=8)
+    np.testing.assert_array_equal(x[8:], 5)
+    # a member no launch can take is named by its place in the tuple
+    with pytest.raises(TypeError, match=r"'pair\[1\]' has unsupported type list"):
+        tuple_arguments_kernel[(1,)]((x, [1, 2]), (1.0, 0), N=8)
+
+
+def test_tl_tuple_is_immutable_and_concatenates():
+    @mt.jit
+    def concat(out):
+        t = tl.tuple((1, 2)) + (3, )
+        for i in tl.static_range(len(t)):
+            tl.store(out + i, t[i])
+
+    @mt.jit
+    def assign(out):
+        t = tl.tuple([5, 6])
+        t[0] = 0
+
+    out = np.zeros(3, np.int32)
+    concat[(1,)](out)
+    np.testing.assert_array_equal(out, [1, 2, 3])
+    with pytest.raises(mt.CompilationError):
+        assign[(1,)](out)
+
+
+def test_warmup_refuses_what_a_compiler_would_and_writes_nothing():
+    @mt.jit
+    def checked(out, N: tl.constexpr):
+        tl.static_assert(N % 2 == 0, "N must be even")
+        tl.store(out + tl.arange(0, N), tl.zeros([N], tl.float32) + 1)
+
+    out = np.zeros(4, np.float32)
+    checked.warmup(out, N=4, grid=(4,))
+    assert (out == 0).all()                     # a warmup runs the body but keeps none of its writes
+    with pytest.raises(mt.compiler.errors.CompileTimeAssertionFailure, match="N must be even"):
+        checked.warmup(out, N=3, grid=(1,))
+    checked[(1,)](out, N=4)
+    assert (out == 1).all()

@@ -2,7 +2,7 @@
 from ..dtypes import (dtype, pointer_type, int1, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
                      float16, bfloat16, float32, float64, float8e4nv, float8e5, float8e4b8, float8e5b16, float8e4b15,
                      const, pi32_t)
-from ..tensor import tensor, constexpr
+from ..tensor import tensor, constexpr, TritonTuple as tuple  # tl.tuple
 from .. import tensor as _tensor
 from ..creation import program_id, num_programs, arange, zeros, zeros_like, full_like, cdiv
 from ..casts import cast, full
@@ -19,10 +19,13 @@ from ..random import (philox, philox_impl, randint, randint4x, rand, rand4x, ran
                      pair_uniform_to_normal)
 from ..memory import load, store
 from ..block_ptr import make_block_ptr, advance
+from ..descriptors import (make_tensor_descriptor, load_tensor_descriptor, store_tensor_descriptor,
+                           tensor_descriptor)
 from ..atomics import atomic_add, atomic_max, atomic_min, atomic_xchg, atomic_cas, atomic_and, atomic_or, atomic_xor
 from ..dot import dot
 from ..scaled_dot import dot_scaled
 from .. import elementwise as math  # tl.math.exp etc.
+from .. import random  # tl.random.uint_to_uniform_float etc.
 from ..arithmetic import logical_and, logical_or
 from . import extra
 
@@ -38,7 +41,7 @@ _tensor.FROM_ABOVE["methods"].update(logical_and=logical_and, logical_or=logical
 
 # Triton names not implemented yet: using one says so by name (issue 7), never a wrong result.
 TRITON_MAX_TENSOR_NUMEL = 1 << 20
-NOT_YET = ("block_type", "function_type", "void", "make_tensor_descriptor", "inline_asm_elementwise")
+NOT_YET = ("block_type", "function_type", "void", "inline_asm_elementwise")
 
 
 def __getattr__(name):

@@ -5,3 +5,10 @@ import pytest
 @pytest.fixture
 def device():
     return "cpu"
+
+
+@pytest.fixture
+def with_allocator():
+    """Triton's tests that may need device scratch memory (tensor descriptors) install an
+    allocator first; minitriton's launches allocate on the host as they go, so there is none to set."""
+    return None

@@ -1,5 +1,4 @@
 """`triton.language.extra`: vendor math libraries (`libdevice`, also as `cuda.libdevice`)."""
-from ... import libdevice
-from . import cuda
+from . import cuda, libdevice
 
 __all__ = ["libdevice", "cuda"]

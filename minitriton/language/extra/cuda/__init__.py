@@ -1,5 +1,6 @@
 """`triton.language.extra.cuda`: CUDA's libdevice, and the launch's thread counts."""
-from .... import context, libdevice
+from .... import context
+from . import libdevice
 from ....dtypes import constexpr
 
 __all__ = ["libdevice", "num_threads", "num_warps"]

@@ -1,0 +1,5 @@
+"""`triton.language.extra.libdevice` as a module of its own, so that code written for Triton can
+import a function from it (`from triton.language.extra.libdevice import fast_dividef`): every
+function of minitriton.libdevice."""
+from ...libdevice import *  # noqa: F401,F403
+from ...libdevice import __all__  # noqa: F401

@@ -1,0 +1,80 @@
+"""Tensor descriptors beyond Triton's own tests (tests/triton/test_tensor_descriptor.py): their
+atomic reductions, the refusals Triton makes when it compiles one, and the host-side class."""
+import numpy as np
+import pytest
+
+import minitriton as mt
+import minitriton.language as tl
+from minitriton.tools.tensor_descriptor import TensorDescriptor
+
+
+@mt.jit
+def add_box(out, M, N, BM: tl.constexpr, BN: tl.constexpr):
+    desc = tl.make_tensor_descriptor(out, shape=[M, N], strides=[N, 1], block_shape=[BM, BN])
+    desc.atomic_add([tl.program_id(0) * BM - 2, 1], tl.full((BM, BN), 1.0, tl.float32))
+
+
+def test_atomic_add_through_a_descriptor_drops_what_lies_outside():
+    out = np.zeros((6, 8), np.float32)
+    add_box[(2,)](out, 6, 8, BM=4, BN=8)     # boxes rows [-2, 2) and [2, 6), columns [1, 9)
+    expect = np.zeros((6, 8), np.float32)
+    expect[0:6, 1:8] = 1
+    np.testing.assert_array_equal(out, expect)
+
+
+@mt.jit
+def copy_box(src, dst, M, N, S0, S1, BM: tl.constexpr, BN: tl.constexpr, PAD: tl.constexpr):
+    d = tl.make_tensor_descriptor(src, shape=[M, N], strides=[S0, S1], block_shape=[BM, BN], padding_option=PAD)
+    tl.store(dst + tl.arange(0, BM)[:, None] * BN + tl.arange(0, BN)[None, :], d.load([0, 0]))
+
+
+@pytest.mark.parametrize("args, message", [
+    (dict(S1=2, BN=8, PAD="zero", dtype=np.float32), "last dimension must be contiguous"),
+    (dict(S1=1, BN=2, PAD="zero", dtype=np.float32), "at least 16 bytes in the last dimension"),
+    (dict(S1=1, BN=8, PAD="nan", dtype=np.int32), "'nan' is not supported for integer"),
+    (dict(S1=1, BN=8, PAD="ones", dtype=np.float32), "padding_option must be 'zero' or 'nan'"),
+])
+def test_descriptors_triton_would_not_compile_are_refused(args, message):
+    src = np.zeros(64, args["dtype"])
+    dst = np.full(64, 7, args["dtype"])
+    with pytest.raises(mt.CompilationError, match=message):
+        copy_box[(1,)](src, dst, 4, 8, 8, args["S1"], BM=4, BN=args["BN"], PAD=args["PAD"])
+    assert (dst == 7).all()
+
+
+def test_offsets_and_values_must_match_the_block():
+    @mt.jit
+    def wrong_offsets(x, BN: tl.constexpr):
+        d = tl.make_tensor_descriptor(x, shape=[BN], strides=[1], block_shape=[BN])
+        d.store([0, 0], tl.zeros((BN,), tl.float32))
+
+    @mt.jit
+    def wrong_value(x, BN: tl.constexpr):
+        d = tl.make_tensor_descriptor(x, shape=[BN], strides=[1], block_shape=[BN])
+        d.store([0], tl.zeros((2 * BN,), tl.float32))
+
+    x = np.zeros(8, np.float32)
+    with pytest.raises(mt.CompilationError, match="offsets must be a list of 1 values"):
+        wrong_offsets[(1,)](x, BN=8)
+    with pytest.raises(mt.CompilationError, match="not the descriptor's block shape"):
+        wrong_value[(1,)](x, BN=8)
+
+
+def test_host_descriptor_from_an_array_and_its_checks():
+    a = np.arange(32, dtype=np.float32).reshape(4, 8)
+    d = TensorDescriptor.from_tensor(a[:, 2:], [2, 4])
+    assert d.shape == [4, 6] and d.strides == [8, 1] and d.block_shape == [2, 4]
+
+    @mt.jit
+    def read(desc, out):
+        tl.store(out + tl.arange(0, 2)[:, None] * 4 + tl.arange(0, 4)[None, :], desc.load([3, 4]))
+
+    out = np.full((2, 4), -1, np.float32)
+    read[(1,)](d, out)                        # rows 3-4 (4 is outside), columns 4-7 (6 and 7 outside)
+    np.testing.assert_array_equal(out, [[30, 31, 0, 0], [0, 0, 0, 0]])
+    with pytest.raises(ValueError, match="last dimension must be contiguous"):
+        TensorDescriptor(a, [4, 4], [16, 2], [2, 4])
+    with pytest.raises(ValueError, match="powers of 2"):
+        TensorDescriptor(a, [4, 8], [8, 1], [3, 4])
+    with pytest.raises(TypeError, match="numpy array"):
+        TensorDescriptor([1, 2], [2], [1], [2])
