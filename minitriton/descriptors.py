@@ -20,6 +20,7 @@ from . import atomics, block_ptr, memory
 from . import dtypes as D
 from .tensor import constexpr, tensor, to_tensor
 from .shapes import broadcast_to
+from .creation import arange
 
 PADDINGS = ("zero", "nan")
 
@@ -81,14 +82,16 @@ class tensor_descriptor:
         pointers, mask = self._box(offsets, what)
         getattr(atomics, f"atomic_{op}")(pointers, value, mask=mask)
 
+    # the element types Triton reduces into through a descriptor where the GPU has no TMA
+    # reductions (its fallback, which a CPU is): min and max of half floats are refused there
     def atomic_add(self, offsets, value):
         self._reduce("add", (D.uint32, D.int32, D.uint64, D.float32, D.float16, D.bfloat16), offsets, value)
 
     def atomic_min(self, offsets, value):
-        self._reduce("min", (D.uint32, D.int32, D.uint64, D.int64, D.float16, D.bfloat16), offsets, value)
+        self._reduce("min", (D.uint32, D.int32, D.uint64, D.int64), offsets, value)
 
     def atomic_max(self, offsets, value):
-        self._reduce("max", (D.uint32, D.int32, D.uint64, D.int64, D.float16, D.bfloat16), offsets, value)
+        self._reduce("max", (D.uint32, D.int32, D.uint64, D.int64), offsets, value)
 
     def atomic_and(self, offsets, value):
         self._reduce("and", (D.uint32, D.int32, D.uint64, D.int64), offsets, value)
@@ -98,6 +101,36 @@ class tensor_descriptor:
 
     def atomic_xor(self, offsets, value):
         self._reduce("xor", (D.uint32, D.int32, D.uint64, D.int64), offsets, value)
+
+
+    # -- gather and scatter of rows (TMA's row gather: a 2-d descriptor whose block is one row)
+    def _rows(self, x_offsets, y_offset, what):
+        if len(self.block_shape) != 2 or self.block_shape[0] != 1:
+            raise ValueError(f"{what}: needs a 2-d descriptor whose block is one row ([1, N]), got block shape "
+                             f"{self.block_shape}")
+        rows = to_tensor(x_offsets)
+        if len(rows.shape) != 1 or not rows.dtype.is_int():
+            raise TypeError(f"{what}: x_offsets must be a 1-d block of integers, got {rows!r}")
+        y = block_ptr.integer_list(y_offset, 1, "y_offset", what)[0]
+        cols = y + arange(0, self.block_shape[1])
+        pointers = self.base + rows[:, None] * self.strides[0] + cols[None, :] * self.strides[1]
+        inside = ((rows >= 0) & (rows < self.shape[0]))[:, None] & ((cols >= 0) & (cols < self.shape[1]))[None, :]
+        return pointers, inside
+
+    def gather(self, x_offsets, y_offset):
+        """The rows `x_offsets` of the array, columns [y_offset, y_offset + N): a block of
+        len(x_offsets) x N (what lies outside the array reads as the padding)."""
+        pointers, inside = self._rows(x_offsets, y_offset, "tensor descriptor gather")
+        return memory.load(pointers, mask=inside, other=float("nan") if self.padding == "nan" else 0)
+
+    def scatter(self, value, x_offsets, y_offset):
+        """Store a len(x_offsets) x N block to those rows (what lies outside is not written)."""
+        pointers, inside = self._rows(x_offsets, y_offset, "tensor descriptor scatter")
+        value = to_tensor(value)
+        if list(value.shape) != list(pointers.shape):
+            raise ValueError(f"tensor descriptor scatter: value of shape {list(value.shape)} is not "
+                             f"{list(pointers.shape)} (one row per x offset)")
+        memory.store(pointers, value.to(self.dtype), mask=inside)
 
 
 def make_tensor_descriptor(base, shape, strides, block_shape, padding_option="zero"):

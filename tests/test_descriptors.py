@@ -78,3 +78,26 @@ def test_host_descriptor_from_an_array_and_its_checks():
         TensorDescriptor(a, [4, 8], [8, 1], [3, 4])
     with pytest.raises(TypeError, match="numpy array"):
         TensorDescriptor([1, 2], [2], [1], [2])
+
+
+def test_row_gather_pads_rows_outside_and_scatter_skips_them():
+    @mt.jit
+    def gather_scatter(src, dst, idx, R: tl.constexpr, C: tl.constexpr):
+        rows = tl.load(idx + tl.arange(0, 4))
+        got = tl.make_tensor_descriptor(src, [R, C], [C, 1], [1, 4]).gather(rows, 2)
+        tl.make_tensor_descriptor(dst, [R, C], [C, 1], [1, 4]).scatter(got + 100, rows, 2)
+
+    src = np.arange(24, dtype=np.float32).reshape(4, 6)
+    dst = np.zeros((4, 6), np.float32)
+    gather_scatter[(1,)](src, dst, np.array([3, -1, 0, 4], np.int32), R=4, C=6)
+    expect = np.zeros((4, 6), np.float32)
+    expect[3, 2:6] = src[3, 2:6] + 100        # row 3, columns 2-5 (6 and 7 fall outside)
+    expect[0, 2:6] = src[0, 2:6] + 100        # rows -1 and 4 are outside: read as zero, not written
+    np.testing.assert_array_equal(dst, expect)
+
+    @mt.jit
+    def wide_block(src, dst):
+        tl.make_tensor_descriptor(src, [4, 8], [8, 1], [2, 4]).gather(tl.arange(0, 2), 0)
+
+    with pytest.raises(mt.CompilationError, match=r"block is one row"):
+        wide_block[(1,)](np.zeros(32, np.float32), dst)

@@ -1,9 +1,11 @@
-"""Triton's python/test/unit/language/test_tensor_descriptor.py, ported to minitriton (a slice):
+"""Triton's python/test/unit/language/test_tensor_descriptor.py, ported to minitriton:
 tensor descriptors made in a kernel (`tl.make_tensor_descriptor`) and on the host
 (`TensorDescriptor`), loads and stores of 1-5-d boxes with the parts outside the array padded
 (zero or NaN) and never written, the functional builtins, descriptors passed to, made in and
-returned from @jit functions, carried through loops, and the matmuls built on them (batched in
-2-d and 3-d, rank-reducing, reshaped).
+returned from @jit functions, carried through loops, the matmuls built on them (batched in 2-d
+and 3-d, rank-reducing, reshaped, from host descriptors), row gathers and scatters, atomic
+reductions through descriptors (and their refusal for the types Triton's fallback refuses),
+and the store's implicit downcast.
 
 Source: triton-lang/triton (MIT licence), the stored copy at commit
 00e4b9ef4a2e3af796989b3d6568cbb1cc9b5af1.  Kernels unchanged; the host code is ours on numpy
@@ -12,9 +14,9 @@ torch tensor's `.stride()` as element strides).  Matrix sizes are the ones Trito
 its interpreter.  `triton.set_allocator` is called as Triton's tests call it; a CPU launch needs
 no scratch memory, so the allocator (and the sizes it asserts) is never called here.
 `num_ctas=2` runs only on Hopper and Blackwell GPUs (Triton skips it elsewhere): ported at 1.
-Not ported: the tests after `test_tensor_descriptor_reshape_matmul` in that file (MX-format
-matmuls through descriptors, gather/scatter, reductions, descriptors in device-side
-layouts), which this port has not read through yet.
+Every test of the file is here but the MX-format matmul through a descriptor
+(`test_mxfp8_mxfp4_matmul_tma`), whose inputs come from torch's MXFP4 tensor classes
+(test_matmul.py's port runs `dot_scaled` on the MX formats).
 """
 from typing import Optional
 
@@ -1115,3 +1117,323 @@ def test_tensor_descriptor_reshape_matmul(dtype_str, device):
 
     expect = (A.astype(np.float32) @ B.astype(np.float32).T).astype(A.dtype)
     assert_close(expect, C, atol=1e-1, rtol=1e-4)
+
+
+@triton.jit
+def tma_gather_rows_kernel(out_ptr, in_ptr, idx_ptr, y, X: tl.constexpr, Y: tl.constexpr, BLOCK_X: tl.constexpr,
+                           BLOCK_Y: tl.constexpr):
+    idx = tl.load(idx_ptr + tl.arange(0, BLOCK_X))
+    desc = tl.make_tensor_descriptor(in_ptr, [X, Y], [Y, 1], [1, BLOCK_Y])
+    out = desc.gather(idx, y)
+    tl.store(out_ptr + tl.arange(0, BLOCK_X)[:, None] * BLOCK_Y + tl.arange(0, BLOCK_Y)[None, :], out)
+
+
+def gather_rows(input, idx, y, block_y):
+    return np.stack([input[i][y:y + block_y] for i in idx])
+
+
+@pytest.mark.parametrize("X, Y", [(128, 128), (64, 256)])
+@pytest.mark.parametrize("BLOCK_X, BLOCK_Y", [(32, 32), (64, 128), (16, 128), (512, 16)])
+@pytest.mark.parametrize("dtype", ["float32", "float16", "int8"])
+@pytest.mark.parametrize("y", [0, 32, 48])
+def test_tma_gather(X, Y, BLOCK_X, BLOCK_Y, dtype, y, device):
+    if BLOCK_X > X or y + BLOCK_Y > Y:
+        pytest.skip()
+
+    rs = np.random.RandomState(42)
+    if dtype != "int8":
+        input = rs.random_sample((X, Y)).astype(dtype)
+    else:
+        input = np.arange(X * Y).astype(np.int8).reshape(X, Y)    # torch.arange in int8 wraps as this does
+    output = np.empty((BLOCK_X, BLOCK_Y), dtype=input.dtype)
+
+    idx = rs.randint(BLOCK_X, size=(BLOCK_X, )).astype(np.int32)
+
+    triton.set_allocator(alloc_fn)
+
+    tma_gather_rows_kernel[(1, )](output, input, idx, y, X, Y, BLOCK_X, BLOCK_Y)
+
+    ref = gather_rows(input, idx, y, BLOCK_Y)
+    np.testing.assert_array_equal(ref, output)
+
+
+@triton.jit
+def tma_gather_dot_pipeline(  #
+        a_ptr, b_ptr, output_ptr,  #
+        stride_am, stride_ak,  #
+        stride_bk, stride_bn,  #
+        stride_cm, stride_cn,  #
+        K: tl.constexpr,  #
+        BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,  #
+):
+    a_desc = tl.make_tensor_descriptor(a_ptr, [BLOCK_M, K], [K, 1], [1, BLOCK_K])
+    b_desc = tl.make_tensor_descriptor(b_ptr, [K, BLOCK_N], [BLOCK_N, 1], [1, BLOCK_N])
+
+    accumulator = tl.zeros((BLOCK_M, BLOCK_N), dtype=output_ptr.dtype.element_ty)
+    for k in range(0, K, BLOCK_K):
+        a = a_desc.gather(tl.arange(0, BLOCK_M), k)
+        b = b_desc.gather(tl.arange(0, BLOCK_K) + k, 0)
+        accumulator = tl.dot(a, b, acc=accumulator)
+
+    offs_cm = tl.arange(0, BLOCK_M)
+    offs_cn = tl.arange(0, BLOCK_N)
+    output_ptrs = output_ptr + stride_cm * offs_cm[:, None] + stride_cn * offs_cn[None, :]
+    tl.store(output_ptrs, accumulator)
+
+
+@pytest.mark.parametrize("BLOCK_M, BLOCK_N, BLOCK_K", [(16, 16, 16)])
+@pytest.mark.parametrize("K", [128])
+def test_tma_gather_dot_pipeline(BLOCK_M, BLOCK_N, BLOCK_K, K, device):
+
+    triton.set_allocator(alloc_fn)
+
+    a = np.arange(BLOCK_M * K).reshape(BLOCK_M, K).astype(np.float32)
+    b = np.arange(K * BLOCK_N).reshape(K, BLOCK_N).astype(np.float32)
+
+    c = a @ b
+
+    output = np.zeros((BLOCK_M, BLOCK_N), dtype=np.float32)
+    tma_gather_dot_pipeline[(1, 1, 1)](a, b, output, *stride(a), *stride(b), *stride(output), K, BLOCK_M, BLOCK_N,
+                                       BLOCK_K)
+
+    assert_close(c, output)
+
+
+def scatter_rows(input, idx, y, block_y, X, Y):
+    out = np.zeros((X, Y), dtype=input.dtype)
+    for i, j in enumerate(idx):
+        out[j][y:y + block_y] = input[i]
+    return out
+
+
+@triton.jit
+def tma_scatter_rows_kernel(out_ptr, in_ptr, idx_ptr, y, X: tl.constexpr, Y: tl.constexpr, BLOCK_X: tl.constexpr,
+                            BLOCK_Y: tl.constexpr):
+    idx = tl.load(idx_ptr + tl.arange(0, BLOCK_X))
+    data = tl.load(in_ptr + tl.arange(0, BLOCK_X)[:, None] * BLOCK_Y + tl.arange(0, BLOCK_Y)[None, :])
+    desc = tl.make_tensor_descriptor(out_ptr, [X, Y], [Y, 1], [1, BLOCK_Y])
+    desc.scatter(data, idx, y)
+
+
+@pytest.mark.parametrize("X, Y", [(128, 128), (64, 256)])
+@pytest.mark.parametrize("BLOCK_X, BLOCK_Y", [(32, 32), (64, 128), (16, 128), (512, 16)])
+@pytest.mark.parametrize("dtype", ["float32", "float16", "int8"])
+@pytest.mark.parametrize("y", [0, 32, 48])
+def test_tma_scatter(X, Y, BLOCK_X, BLOCK_Y, dtype, y, device):
+    if BLOCK_X > X or y + BLOCK_Y > Y:
+        pytest.skip()
+
+    input = np.arange(BLOCK_X * BLOCK_Y).astype(dtype).reshape(BLOCK_X, BLOCK_Y)
+    output = np.zeros((X, Y), dtype=dtype)
+
+    idx = np.random.RandomState(42).permutation(BLOCK_X).astype(np.int32)
+
+    triton.set_allocator(alloc_fn)
+
+    tma_scatter_rows_kernel[(1, )](output, input, idx, y, X, Y, BLOCK_X, BLOCK_Y)
+
+    ref = scatter_rows(input, idx, y, BLOCK_Y, X, Y)
+    np.testing.assert_array_equal(ref, output)
+
+
+# Triton's fallback set (a GPU without TMA reductions, as a CPU is): what it reduces into
+FALLBACK_SUPPORTED_REDUCE_DTYPES = {
+    "add": {tl.uint32, tl.int32, tl.uint64, tl.float32, tl.float16, tl.bfloat16},
+    "min": {tl.uint32, tl.int32, tl.uint64, tl.int64},
+    "max": {tl.uint32, tl.int32, tl.uint64, tl.int64},
+    "and": {tl.uint32, tl.int32, tl.uint64, tl.int64},
+    "or": {tl.uint32, tl.int32, tl.uint64, tl.int64},
+    "xor": {tl.uint32, tl.int32, tl.uint64, tl.int64},
+}
+
+REDUCE_OP = {
+    "add": lambda a, b: a + b,
+    "min": np.minimum,
+    "max": np.maximum,
+    "and": np.bitwise_and,
+    "or": np.bitwise_or,
+    "xor": np.bitwise_xor,
+}
+
+
+@pytest.mark.parametrize("kind", ["add", "min", "max", "and", "or", "xor"])
+@pytest.mark.parametrize("dtype_str", tma_dtypes)
+@pytest.mark.parametrize("num_ctas", [1])
+@pytest.mark.parametrize("descriptor", ["host", "device"])
+@pytest.mark.parametrize("M_BLOCK,N_BLOCK", [(2, 16), (8, 16), (8, 32), (8, 128), (512, 32), (1, 1024)])
+def test_tensor_descriptor_reduce(kind, descriptor, dtype_str, num_ctas, M_BLOCK, N_BLOCK, device):
+
+    @triton.jit(debug=True)
+    def kernel(out_desc, out_ptr, a_ptr, M, N, M_BLOCK: tl.constexpr, N_BLOCK: tl.constexpr, kind: tl.constexpr):
+        moffset = tl.program_id(0) * M_BLOCK
+        noffset = tl.program_id(1) * N_BLOCK
+
+        midx = moffset + tl.arange(0, M_BLOCK)[:, None]
+        nidx = noffset + tl.arange(0, N_BLOCK)[None, :]
+        idx = midx * N + nidx
+
+        val = tl.load(a_ptr + idx)
+
+        if out_desc is None:
+            desc = tl.make_tensor_descriptor(
+                out_ptr,
+                shape=[M, N],
+                strides=[N, 1],
+                block_shape=[M_BLOCK, N_BLOCK],
+            )
+        else:
+            desc = out_desc
+
+        assert desc.shape[0] == M
+        assert desc.shape[1] == N
+        assert desc.strides[0] == N
+        assert desc.strides[1] == 1
+        assert desc.block_shape == [M_BLOCK, N_BLOCK]
+        if kind == "add":
+            desc.atomic_add([moffset, noffset], val)
+        elif kind == "min":
+            desc.atomic_min([moffset, noffset], val)
+        elif kind == "max":
+            desc.atomic_max([moffset, noffset], val)
+        elif kind == "and":
+            desc.atomic_and([moffset, noffset], val)
+        elif kind == "or":
+            desc.atomic_or([moffset, noffset], val)
+        else:
+            tl.static_assert(kind == "xor")
+            desc.atomic_xor([moffset, noffset], val)
+
+    M, N = M_BLOCK * 2, N_BLOCK * 2
+    rs = np.random.RandomState(seed=17)
+    inp = to_triton(numpy_random((M, N), dtype_str, rs), device=device, dst_type=dtype_str)
+    out = to_triton(numpy_random((M, N), dtype_str, rs), device=device, dst_type=dtype_str)
+
+    grid_m = M // M_BLOCK
+    grid_n = N // N_BLOCK
+
+    if descriptor == "host":
+        out_desc = TensorDescriptor.from_tensor(out, [M_BLOCK, N_BLOCK])
+    else:
+        triton.set_allocator(alloc_fn)
+        out_desc = None
+
+    dtype = getattr(tl, dtype_str)
+    if dtype not in FALLBACK_SUPPORTED_REDUCE_DTYPES[kind]:
+        with pytest.raises(triton.CompilationError):
+            kernel[(grid_m, grid_n)](out_desc, out, inp, M, N, M_BLOCK, N_BLOCK, kind, num_ctas=num_ctas)
+        return
+
+    with np.errstate(over="ignore"):
+        expect = REDUCE_OP[kind](inp, out)
+    kernel[(grid_m, grid_n)](out_desc, out, inp, M, N, M_BLOCK, N_BLOCK, kind, num_ctas=num_ctas)
+    assert_close(expect, out)
+
+
+@pytest.mark.parametrize("dtype_str", tma_dtypes)
+@pytest.mark.parametrize("num_ctas", [1])
+@pytest.mark.parametrize("M_BLOCK,N_BLOCK", [(2, 16), (8, 16), (8, 32), (8, 128)])
+def test_host_tensor_descriptor_load(dtype_str, num_ctas, M_BLOCK, N_BLOCK, device):
+
+    @triton.jit(debug=True)
+    def kernel(out_ptr, desc, M, N, M_BLOCK: tl.constexpr, N_BLOCK: tl.constexpr):
+        assert desc.shape[0] == M
+        assert desc.shape[1] == N
+        assert desc.strides[0] == N
+        assert desc.strides[1] == 1
+        assert desc.block_shape == [M_BLOCK, N_BLOCK]
+        block = desc.load([M_BLOCK, 2 * N_BLOCK])
+        idx = tl.arange(0, M_BLOCK)[:, None] * N_BLOCK + tl.arange(0, N_BLOCK)[None, :]
+        tl.store(out_ptr + idx, block)
+
+    M, N = M_BLOCK * 3, N_BLOCK * 4
+    inp = to_triton(numpy_random((M, N), dtype_str), device=device, dst_type=dtype_str)
+    out = np.empty((M_BLOCK, N_BLOCK), inp.dtype)
+
+    inp_desc = TensorDescriptor(inp, shape=inp.shape, strides=stride(inp), block_shape=[M_BLOCK, N_BLOCK])
+    kernel[(1, )](out, inp_desc, M, N, M_BLOCK, N_BLOCK, num_ctas=num_ctas)
+
+    expect = inp[1 * M_BLOCK:2 * M_BLOCK, 2 * N_BLOCK:3 * N_BLOCK]
+    assert_close(expect, out)
+
+
+@triton.jit
+def matmul_kernel_host_tensor_descriptor(a_desc, b_desc, c_desc):
+    K = a_desc.shape[1]
+    BLOCK_M: tl.constexpr = a_desc.block_shape[0]
+    BLOCK_K: tl.constexpr = a_desc.block_shape[1]
+    BLOCK_N: tl.constexpr = b_desc.block_shape[1]
+
+    pid_m = tl.program_id(axis=0)
+    pid_n = tl.program_id(axis=1)
+    offs_am = pid_m * BLOCK_M
+    offs_bn = pid_n * BLOCK_N
+    offs_k = 0
+
+    accumulator = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BLOCK_K)):
+        a = a_desc.load([offs_am, offs_k])
+        b = b_desc.load([offs_k, offs_bn])
+        accumulator = tl.dot(a, b, acc=accumulator)
+        offs_k += BLOCK_K
+    accumulator = accumulator.to(a_desc.dtype)
+    c_desc.store([offs_am, offs_bn], accumulator)
+
+
+@pytest.mark.parametrize("num_ctas", [1])
+@pytest.mark.parametrize("BLOCK_M, BLOCK_N, BLOCK_K, num_stages", [
+    (128, 128, 16, 1),
+    (256, 64, 32, 2),
+    (64, 512, 32, 2),
+    (128, 128, 16, 4),
+    (64, 128, 32, 4),
+    (32, 32, 32, 4),
+    (256, 128, 32, 4),
+])
+def test_host_tensor_descriptor_matmul(num_stages, num_ctas, BLOCK_M, BLOCK_N, BLOCK_K, device):
+    M, N, K = BLOCK_M, BLOCK_N, BLOCK_K          # the sizes Triton's interpreter runs
+    rs = np.random.RandomState(42)
+    A = rs.standard_normal((M, K)).astype(np.float16)
+    B = rs.standard_normal((K, N)).astype(np.float16)
+    C = np.empty((M, N), dtype=np.float16)
+    grid = (triton.cdiv(M, BLOCK_M), triton.cdiv(N, BLOCK_N), 1)
+
+    A_desc = TensorDescriptor(A, A.shape, stride(A), [BLOCK_M, BLOCK_K])
+    B_desc = TensorDescriptor(B, B.shape, stride(B), [BLOCK_K, BLOCK_N])
+    C_desc = TensorDescriptor(C, C.shape, stride(C), [BLOCK_M, BLOCK_N])
+
+    matmul_kernel_host_tensor_descriptor[grid](
+        A_desc,
+        B_desc,
+        C_desc,  #
+        num_warps=8,
+        num_stages=num_stages,
+        num_ctas=num_ctas,
+    )
+    ref_out = (A.astype(np.float32) @ B.astype(np.float32)).astype(np.float16)
+    assert_close(ref_out, C, rtol=1e-3, atol=1e-3)
+
+
+@pytest.mark.parametrize("dtype_str", ["float16", "bfloat16"])
+def test_tensor_descriptor_store_downcast(dtype_str, device):
+
+    @triton.jit
+    def kernel(desc, M, N, M_BLOCK: tl.constexpr, N_BLOCK: tl.constexpr):
+        moffset = tl.program_id(axis=0) * M_BLOCK
+        noffset = tl.program_id(axis=1) * N_BLOCK
+        midx = moffset + tl.arange(0, M_BLOCK)[:, None]
+        nidx = noffset + tl.arange(0, N_BLOCK)[None, :]
+        val_f32 = (midx * N + nidx).to(tl.float32)
+        # implicit downcast in the store.
+        desc.store([moffset, noffset], val_f32)
+
+    M, N = 32, 128
+    host_dtype = to_triton(np.zeros(1, np.float32), dst_type=dtype_str).dtype
+    M_BLOCK = 8
+    N_BLOCK = 32
+    grid_m = M // M_BLOCK
+    grid_n = N // N_BLOCK
+    out = np.empty((M, N), dtype=host_dtype)
+    desc = TensorDescriptor(out, out.shape, stride(out), [M_BLOCK, N_BLOCK])
+    kernel[(grid_m, grid_n)](desc, M, N, M_BLOCK=M_BLOCK, N_BLOCK=N_BLOCK)
+    ref = np.arange(M * N, dtype=np.float32).reshape(M, N).astype(host_dtype)
+    assert_close(ref, out)
