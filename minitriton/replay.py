@@ -36,6 +36,7 @@ import hashlib
 import json
 import os
 import pathlib
+import warnings
 import zlib
 
 import numpy as np
@@ -156,9 +157,25 @@ class Replay:
             higher_is_better = data.get("objective_higher_is_better")
         self.higher_is_better = bool(_higher_is_better(self.objective) if higher_is_better is None
                                      else higher_is_better)
-        self.records = {}
+        # a malformed entry costs only itself: it is skipped (said in a warning and kept in
+        # `skipped`), and the file is refused only when no entry is usable
+        self.records, self.skipped = {}, []
         for key, entry in cache.items():
-            self.records[self._point(key, entry)] = entry
+            try:
+                point = self._point(key, entry)
+                if any(v not in self.values[k] for k, v in zip(keys, point)):
+                    raise ReplayFileError(f"Replay: {self.path}: the entry {point} has a value outside tune_params "
+                                          f"{self.values}")
+            except ReplayFileError as e:
+                self.skipped.append(str(e))
+                continue
+            self.records[point] = entry
+        if not self.records:
+            raise ReplayFileError(f"Replay: {self.path}: no usable cache entry ({len(self.skipped)} malformed; the "
+                                  f"first: {self.skipped[0]})")
+        if self.skipped:
+            warnings.warn(f"Replay: {self.path}: {len(self.skipped)} of {len(cache)} cache entries skipped as "
+                          f"malformed (the first: {self.skipped[0][:300]})", stacklevel=2)
         if not any(self.objective in e for e in self.records.values()):
             raise ReplayFileError(f"Replay: {self.path}: no entry records the objective {self.objective!r}")
         ran = [v for v in map(self._value, self.records.values()) if v is not None]

@@ -151,7 +151,7 @@ def test_bad_files_say_which_file_and_what_is_wrong(tmp_path):
                                         "cache": {"1": {"a": 1, "time": "RuntimeFailedConfig"}}}).encode(),
              "t4.json": json.dumps({"schema_version": "1.0.0", "results": [{"configuration": {"a": 1}}]}).encode(),
              "stray.json": json.dumps({"tune_params_keys": ["a"], "tune_params": {"a": [1]},
-                                       "cache": {"1": {"a": 1, "time": 1.0}, "3": {"a": 3, "time": 2.0}}}).encode()}
+                                       "cache": {"3": {"a": 3, "time": 2.0}}}).encode()}
     why = {"text.json": "not a Kernel Tuner cache file", "wrong.json": "lacks tune_params_keys",
            "empty.json": "empty cache", "t4.json": "T4 results file", "failed.json": "no config ran", "stray.json": "value outside tune_params"}
     for name, content in cases.items():
@@ -161,6 +161,19 @@ def test_bad_files_say_which_file_and_what_is_wrong(tmp_path):
         assert name in str(e.value)
     with pytest.raises(ReplayFileError, match="cannot read"):
         Replay(tmp_path / "missing.json")
+
+
+def test_a_malformed_entry_costs_only_itself(tmp_path):
+    """Entries that are not records, name values outside tune_params or cannot be placed are
+    skipped with a warning naming the first; the rest of the file is the landscape."""
+    good = {f"{a}": {"a": a, "time": float(a)} for a in (1, 2, 4)}
+    bad = {"7": {"a": 7, "time": 0.1}, "x": [1, 2], "y": {"a": [1], "time": 0.2}, "z,z": {"time": 0.3}}
+    (tmp_path / "mixed.json").write_text(json.dumps({"tune_params_keys": ["a"], "tune_params": {"a": [1, 2, 4]},
+                                                     "cache": {**good, **bad}}))
+    with pytest.warns(UserWarning, match=r"mixed.json: 4 of 7 cache entries skipped as malformed .*outside tune_params"):
+        device = Replay(tmp_path / "mixed.json")
+    assert len(device.skipped) == 4 and sorted(device.records) == [(1,), (2,), (4,)]
+    assert oracle(device.task()).best_time == pytest.approx(1e-3)
 
 
 def _open_cache(entries):
