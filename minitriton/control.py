@@ -28,6 +28,7 @@ from . import context, narrowing
 from . import dtypes as D
 from .block_ptr import block_pointer
 from .descriptors import tensor_descriptor
+from . import aggregates
 from .tensor import POISON, Divergent, Stalled, tensor, to_tensor
 from .dot import select_chains
 from .arithmetic import logical_and, logical_or, logical_not
@@ -88,6 +89,9 @@ def select(mask: np.ndarray, a, b, name="value"):
         pick = lambda xs, ys: [select(mask, x, y, name) for x, y in zip(xs, ys)]  # noqa: E731
         return block_pointer(select(mask, a.base, b.base, name), pick(a.shape, b.shape), pick(a.strides, b.strides),
                              pick(a.offsets, b.offsets), a.block_shape, a.order)
+    if aggregates.is_aggregate(a) and type(a) is type(b):
+        return aggregates.rebuild(a, {f: select(mask, getattr(a, f), getattr(b, f), f"{name}.{f}")
+                                      for f in aggregates.fields(a)})
     if isinstance(a, tensor_descriptor) and isinstance(b, tensor_descriptor) and a.block_shape == b.block_shape \
             and a.padding == b.padding:
         pick = lambda xs, ys: [select(mask, x, y, name) for x, y in zip(xs, ys)]  # noqa: E731

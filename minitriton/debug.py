@@ -53,6 +53,11 @@ def device_print(prefix, *args, hex=False):
     hex_ = bool(constexpr_value(hex))
     if not isinstance(prefix, str):
         raise TypeError(f"tl.device_print: the prefix must be a string, got {prefix!r}")
+    for a in args:
+        v = constexpr_value(a)
+        if not isinstance(v, (tensor, bool, int, float, np.generic)):
+            raise TypeError(f"tl.device_print: cannot print {v!r}: only blocks and numbers are printed from a "
+                            f"kernel (as in Triton)")
     ctx = context.current()
     active = ctx.active
     head_prefix = _prefix(prefix, bool(args))

@@ -39,15 +39,25 @@ LOCKSTEP_ROWS = 1024
 MAX_PROGRAMS = 1 << 26  # programs per launch: beyond, the program-id table alone would take gigabytes
 
 
+def _ordered(args, what):
+    """Compile-time values min/max may order: Triton refuses a NaN or a negative zero among
+    float constants, whose order is not defined."""
+    values = [a.value if isinstance(a, constexpr) else a for a in args]
+    if any(isinstance(v, float) and (math.isnan(v) or (v == 0 and math.copysign(1, v) < 0)) for v in values):
+        raise ValueError(f"{what} of {values!r} is not defined (a NaN or a negative zero), as in Triton")
+
+
 def _kernel_min(*args, **kw):
     if any(isinstance(a, tensor) for a in args):
         return functools.reduce(minimum, args)
+    _ordered(args, "min")
     return builtins.min(*args, **kw)
 
 
 def _kernel_max(*args, **kw):
     if any(isinstance(a, tensor) for a in args):
         return functools.reduce(maximum, args)
+    _ordered(args, "max")
     return builtins.max(*args, **kw)
 
 
@@ -156,6 +166,8 @@ class JITFunction:
         self.__module__ = fn.__module__
         self.__wrapped__ = fn
         self.signature = inspect.signature(fn)
+        if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in self.signature.parameters.values()):
+            raise TypeError(f"JIT functions do not support **kwargs ({fn.__name__}), as in Triton")
         self.arg_names = list(self.signature.parameters)
         self.constexprs = [n for n, p in self.signature.parameters.items() if _is_constexpr(p.annotation)]
         self.consts = {n for n, p in self.signature.parameters.items() if _is_annotation(p.annotation, D.const)}
@@ -198,6 +210,11 @@ class JITFunction:
     # -- launching ----------------------------------------------------------------------
     def __getitem__(self, grid):
         return lambda *args, **kwargs: self.run(*args, grid=grid, **kwargs)
+
+    def __get__(self, obj, owner=None):
+        """A @jit function in a class body (an aggregate's method) called on an instance gets
+        the instance as its first argument."""
+        return self if obj is None else functools.partial(self, obj)
 
     def __call__(self, *args, **kwargs):
         if not context.active():

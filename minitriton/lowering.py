@@ -18,7 +18,7 @@ import itertools
 import textwrap
 import types
 
-from . import control, fusion, hoisting, lanes, locks
+from . import control, errors, fusion, hoisting, lanes, locks
 from .hoisting import reads as _reads
 
 _HELPER = "__mt"
@@ -384,6 +384,25 @@ def _no_args():
     return ast.arguments(posonlyargs=[], args=[], vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[])
 
 
+def refuse_what_triton_refuses(fdef: ast.FunctionDef):
+    """Python that Triton's front end does not compile, refused here too rather than given a
+    meaning Triton's kernels cannot have: a `return` inside a loop, a starred assignment target."""
+    def visit(node, loops):
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+                continue
+            if isinstance(child, ast.Return) and loops:
+                raise errors.CompilationError("Cannot have `return` statements inside `while` or `for` statements "
+                                              f"in triton (line {child.lineno - 1} of the kernel)")
+            targets = child.targets if isinstance(child, ast.Assign) else \
+                [child.target] if isinstance(child, (ast.For, ast.comprehension)) else []
+            if any(isinstance(t, ast.Starred) for target in targets for t in ast.walk(target)):
+                raise errors.CompilationError("starred assignment targets are not supported (as in Triton): unpack "
+                                              "into names")
+            visit(child, loops + (1 if isinstance(child, (ast.For, ast.While)) else 0))
+    visit(fdef, 0)
+
+
 def lower(fn) -> types.CodeType | None:
     """The code object of `fn` with its control flow lowered, or None when its source is not
     available (the kernel then runs unlowered: divergence falls back to one program at a time)."""
@@ -398,6 +417,7 @@ def lower(fn) -> types.CodeType | None:
     if not isinstance(fdef, ast.FunctionDef):
         return None
     fdef.decorator_list = []
+    refuse_what_triton_refuses(fdef)
     analysis = hoisting.analyser(fdef, fn.__globals__)
     analysis.statements(fdef.body)  # loop-invariant code motion
     skip = set()

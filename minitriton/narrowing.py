@@ -13,6 +13,7 @@ import numpy as np
 from . import dtypes as D
 from .block_ptr import block_pointer
 from .descriptors import tensor_descriptor
+from . import aggregates
 from .tensor import tensor, constexpr
 
 _SHARED = (constexpr, D.dtype, D.pointer_type)
@@ -27,6 +28,8 @@ def movable(x) -> bool:
         return all(movable(v) for v in x)
     if isinstance(x, (list, dict, set)):
         return False
+    if aggregates.is_aggregate(x):
+        return all(movable(getattr(x, f)) for f in aggregates.fields(x))
     if isinstance(x, (tensor, block_pointer, tensor_descriptor, _SHARED)):
         return True
     module = type(x).__module__ or ""
@@ -42,6 +45,8 @@ def take(x, idx: np.ndarray, rows: int):
     if isinstance(x, block_pointer):
         return block_pointer(x.base, take(x.shape, idx, rows), take(x.strides, idx, rows),
                              take(x.offsets, idx, rows), x.block_shape, x.order)
+    if aggregates.is_aggregate(x):
+        return aggregates.rebuild(x, {f: take(getattr(x, f), idx, rows) for f in aggregates.fields(x)})
     if isinstance(x, tensor_descriptor):
         return tensor_descriptor(take(x.base, idx, rows), take(x.shape, idx, rows), take(x.strides, idx, rows),
                                  x.block_shape, x.padding)
@@ -67,6 +72,8 @@ def widen(x, idx: np.ndarray, rows: int):
     if isinstance(x, block_pointer):
         return block_pointer(x.base, widen(x.shape, idx, rows), widen(x.strides, idx, rows),
                              widen(x.offsets, idx, rows), x.block_shape, x.order)
+    if aggregates.is_aggregate(x):
+        return aggregates.rebuild(x, {f: widen(getattr(x, f), idx, rows) for f in aggregates.fields(x)})
     if isinstance(x, tensor_descriptor):
         return tensor_descriptor(widen(x.base, idx, rows), widen(x.shape, idx, rows), widen(x.strides, idx, rows),
                                  x.block_shape, x.padding)

@@ -108,11 +108,22 @@ class Shape(tuple):
 class TritonTuple(tuple):
     """`tl.tuple`: a tuple of kernel values (Triton's front end wraps every tuple in one).  It
     is a Python tuple, so it indexes, unpacks, compares and concatenates as one, and it is
-    immutable as Triton's is: `t[0] = x` in a kernel is refused.  `tl.tuple(iterable)`."""
-    __slots__ = ()
+    immutable as Triton's is: `t[0] = x` in a kernel is refused.  `tl.tuple(iterable)`; made
+    from a named tuple (an aggregate's tuple field) it keeps the names: `t.x` is `t[0]`."""
 
-    def __new__(cls, args=(), type=None):
-        return super().__new__(cls, args)
+    def __new__(cls, args=(), type=None, names=None):
+        out = super().__new__(cls, args)
+        out.names = tuple(names) if names is not None else None
+        return out
+
+    def __init__(self, args=(), type=None, names=None):
+        pass
+
+    def __getattr__(self, name):
+        names = self.__dict__.get("names")
+        if names and name in names:
+            return self[names.index(name)]
+        raise AttributeError(f"tl.tuple has no attribute {name!r}")
 
     def __add__(self, other):
         return TritonTuple(tuple(self) + tuple(other))

@@ -444,3 +444,37 @@ def test_warmup_refuses_what_a_compiler_would_and_writes_nothing():
         checked.warmup(out, N=3, grid=(1,))
     checked[(1,)](out, N=4)
     assert (out == 1).all()
+
+
+@mt.aggregate
+class Window:
+    start: tl.tensor
+    WIDTH: tl.constexpr
+
+    @mt.jit
+    def values(self, ptr):
+        return tl.load(ptr + self.start + tl.arange(0, self.WIDTH))
+
+
+def test_an_aggregate_chosen_per_program_keeps_each_programs_fields():
+    """Programs that take different branches hold different aggregates; after the branch each
+    has its own (merged field by field), in lockstep as one program at a time."""
+    @mt.jit
+    def kernel(src, dst, W: tl.constexpr):
+        pid = tl.program_id(0)
+        w = Window(pid * 0, W)
+        if pid % 2 == 1:
+            w = Window(pid * W, W)
+        i = 0
+        while i < pid:                    # a loop with per-program trip counts carries it too
+            w = tl.aggregate_replace(w, start=w.start + 0)
+            i += 1
+        tl.store(dst + pid * W + tl.arange(0, W), w.values(src))
+
+    def run():
+        src = np.arange(16, dtype=np.float32)
+        dst = np.zeros(16, np.float32)
+        kernel[(4,)](src, dst, W=4)
+        return dst
+    for dst in both(run):
+        np.testing.assert_array_equal(dst, [0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3, 12, 13, 14, 15])

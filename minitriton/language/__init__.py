@@ -3,6 +3,7 @@ from ..dtypes import (dtype, pointer_type, int1, int8, int16, int32, int64, uint
                      float16, bfloat16, float32, float64, float8e4nv, float8e5, float8e4b8, float8e5b16, float8e4b15,
                      const, pi32_t)
 from ..tensor import tensor, constexpr, TritonTuple as tuple  # tl.tuple
+from ..aggregates import aggregate_replace, constexpr_function
 from .. import tensor as _tensor
 from ..creation import program_id, num_programs, arange, zeros, zeros_like, full_like, cdiv
 from ..casts import cast, full
