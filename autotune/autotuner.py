@@ -28,6 +28,7 @@ from minitriton.hypogpu import HypoGPU, OutOfResources
 from .cache import TuningCache, digest, enabled as cache_enabled, refresh as cache_refresh
 from .records import Record, latest_per_config
 from .driver import tune
+from .heuristics import base_function
 from .kernel_source import source_digest, source_of
 from .space import Config, Space, as_config
 from .task import Task
@@ -196,6 +197,11 @@ class Autotuner:
         self._unproven = {}            # key -> (cache key, records or None): chosen, never launched yet
 
     # -- launching -------------------------------------------------------------------------
+    @property
+    def base_fn(self):
+        """The Python function under the decorators (Triton's name for it)."""
+        return base_function(self.fn)
+
     def __getitem__(self, grid):
         return lambda *args, **kwargs: self.run(*args, grid=grid, **kwargs)
 

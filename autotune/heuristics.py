@@ -4,6 +4,8 @@ It wraps a jitted kernel (and may sit under `@autotune`): every launch evaluates
 passes their values on as meta-parameters."""
 from __future__ import annotations
 
+import inspect
+
 from .kernel_source import source_of
 
 
@@ -20,6 +22,11 @@ class Heuristics:
     def src(self):
         return source_of(self.fn)
 
+    @property
+    def base_fn(self):
+        """The Python function under the decorators (Triton's name for it)."""
+        return base_function(self.fn)
+
     def __getitem__(self, grid):
         return lambda *args, **kwargs: self.run(*args, grid=grid, **kwargs)
 
@@ -27,6 +34,14 @@ class Heuristics:
         for name, rule in self.values.items():
             kwargs[name] = rule({**dict(zip(self.arg_names, args)), **kwargs})
         return self.fn.run(*args, grid=grid, **kwargs)
+
+
+def base_function(fn):
+    """The plain Python function a kernel's decorators wrap (each holds the next as `.fn`)."""
+    seen = 0
+    while not inspect.isfunction(fn) and hasattr(fn, "fn") and seen < 32:
+        fn, seen = fn.fn, seen + 1
+    return fn
 
 
 def heuristics(values: dict):

@@ -12,3 +12,9 @@ def with_allocator():
     """Triton's tests that may need device scratch memory (tensor descriptors) install an
     allocator first; minitriton's launches allocate on the host as they go, so there is none to set."""
     return None
+
+
+@pytest.fixture(autouse=True)
+def _tuning_cache_in_a_temporary_directory(tmp_path, monkeypatch):
+    """Ported tests that autotune keep their results out of the user's cache."""
+    monkeypatch.setenv("MINITRITON_CACHE_DIR", str(tmp_path / "minitriton-cache"))
