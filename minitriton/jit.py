@@ -19,7 +19,7 @@ import types
 
 import numpy as np
 
-from . import context, counting, descriptors, errors, lowering
+from . import aggregates, context, counting, descriptors, errors, lowering
 from . import dtypes as D
 from .addresses import AddressSpace
 from .storage import bind_buffers
@@ -212,9 +212,10 @@ class JITFunction:
         return lambda *args, **kwargs: self.run(*args, grid=grid, **kwargs)
 
     def __get__(self, obj, owner=None):
-        """A @jit function in a class body (an aggregate's method) called on an instance gets
-        the instance as its first argument."""
-        return self if obj is None else functools.partial(self, obj)
+        """A @jit function in an aggregate's class body, called on an instance, gets the
+        instance as its first argument (a kernel kept as another class's attribute stays the
+        kernel, launchable with [grid])."""
+        return functools.partial(self, obj) if obj is not None and aggregates.is_aggregate(obj) else self
 
     def __call__(self, *args, **kwargs):
         if not context.active():

@@ -478,3 +478,13 @@ def test_an_aggregate_chosen_per_program_keeps_each_programs_fields():
         return dst
     for dst in both(run):
         np.testing.assert_array_equal(dst, [0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3, 12, 13, 14, 15])
+
+
+def test_a_kernel_kept_as_a_class_attribute_stays_launchable():
+    """Only an aggregate binds a @jit method to its instance; any other class keeps the kernel."""
+    class Model:
+        kernel = tuple_arguments_kernel
+
+    src, dst = np.arange(8, dtype=np.float32), np.zeros(8, np.float32)
+    Model().kernel[(1,)]((src, dst), (1.0, 1), N=8)
+    np.testing.assert_array_equal(dst, np.arange(8) + 1)
