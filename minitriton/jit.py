@@ -78,7 +78,7 @@ def _is_annotation(annotation, kind) -> bool:
     """`x: tl.constexpr` / `x: tl.const`, also as a string (`from __future__ import annotations`)."""
     if annotation is kind:
         return True
-    return isinstance(annotation, str) and annotation.split(".")[-1] == kind.__name__
+    return isinstance(annotation, str) and annotation.strip("'\"").split(".")[-1] == kind.__name__
 
 
 def _is_constexpr(annotation):

@@ -3,8 +3,9 @@ integer widths and wrap-around, typing of scalars, and small language details.
 
 Each test runs its kernel both in lockstep and one program at a time (`both`): the two paths
 must agree, and with Triton."""
-import io
 import contextlib
+import importlib.util
+import io
 
 import numpy as np
 import pytest
@@ -488,3 +489,18 @@ def test_a_kernel_kept_as_a_class_attribute_stays_launchable():
     src, dst = np.arange(8, dtype=np.float32), np.zeros(8, np.float32)
     Model().kernel[(1,)]((src, dst), (1.0, 1), N=8)
     np.testing.assert_array_equal(dst, np.arange(8) + 1)
+
+
+def test_a_quoted_constexpr_annotation_under_postponed_annotations(tmp_path):
+    """`N: "tl.constexpr"` in a module with `from __future__ import annotations` reaches the
+    kernel as the string "'tl.constexpr'": still a constexpr, as in Triton."""
+    src = tmp_path / "quoted_kernel.py"
+    src.write_text("from __future__ import annotations\nimport minitriton as mt\nimport minitriton.language as tl\n\n"
+                   "@mt.jit\ndef k(x, N: \"tl.constexpr\"):\n"
+                   "    tl.store(x + tl.arange(0, N), tl.zeros((N,), tl.float32) + 1)\n")
+    spec = importlib.util.spec_from_file_location("quoted_kernel", src)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    x = np.zeros(8, np.float32)
+    module.k[(1,)](x, 8)
+    assert module.k.constexprs == ["N"] and (x == 1).all()
