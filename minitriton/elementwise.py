@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 
+from . import context
 from . import dtypes as D
 from .tensor import FROM_ABOVE, tensor, to_tensor, round_to
 from .arithmetic import (aligned_steps, broadcast_shape, constexpr_value, elementwise_alu, operands,
@@ -183,3 +184,45 @@ def swizzle2d(i, j, size_i, size_j, size_g):
     rows_here = minimum(size_i - first_row, size_g)
     within = linear % per_group
     return first_row + within % rows_here, within // rows_here
+
+
+def map_elementwise(scalar_fn, *args, pack=1):
+    """`tl.map_elementwise(scalar_fn, *blocks)`: a @jit function of scalars applied to every
+    element of the blocks (broadcast to one shape), its control flow taken per element (an
+    `if` on a value runs one side for each element, not both as tl.where would).  Each element
+    runs as a program of its own: the lockstep executor already takes divergent control flow per
+    program, so the function's branches and loops are masked per element.  Returns a block, or a
+    tuple of blocks when the function returns several values."""
+    if constexpr_value(pack) != 1:
+        raise NotImplementedError("tl.map_elementwise with pack != 1 is not supported by minitriton yet")
+    if not args:
+        raise ValueError("tl.map_elementwise needs at least one block to map over")
+    blocks = [to_tensor(a) for a in args]
+    shape = ()
+    for b in blocks:
+        shape = broadcast_shape(shape, b.shape)
+    st = context.current()
+    n = math.prod(shape)
+    rows = st.rows
+    scalars = []
+    for b in blocks:
+        v = np.broadcast_to(b.v.reshape((b.v.shape[0],) + (1,) * (len(shape) - len(b.shape)) + tuple(b.shape)),
+                            (rows,) + tuple(shape))
+        scalars.append(tensor(np.ascontiguousarray(v).reshape(rows * n), b.dtype, ()))
+    sub = context.LaunchState(st.name, st.grid, np.repeat(st.pids, n, axis=0), st.buffers, st.num_warps)
+    sub.space = st.space
+    context.LOCAL.state = sub
+    try:
+        out = scalar_fn(*scalars)
+    finally:
+        context.LOCAL.state = st
+        st.writes += sub.writes
+
+    def block(x):
+        x = to_tensor(x)
+        if x.shape:
+            raise TypeError(f"tl.map_elementwise: the mapped function must return scalars, got a block of shape "
+                            f"{list(x.shape)}")
+        v = np.broadcast_to(x.v.reshape(-1), (rows * n,)).reshape((rows,) + tuple(shape))
+        return tensor(np.ascontiguousarray(v), x.dtype, shape)
+    return tuple(block(x) for x in out) if isinstance(out, tuple) else block(out)

@@ -504,3 +504,51 @@ def test_a_quoted_constexpr_annotation_under_postponed_annotations(tmp_path):
     x = np.zeros(8, np.float32)
     module.k[(1,)](x, 8)
     assert module.k.constexprs == ["N"] and (x == 1).all()
+
+
+@mt.jit
+def selu_scalar(x, alpha):
+    if x > 0:
+        return x
+    else:
+        return alpha * (tl.exp(x) - 1)
+
+
+@mt.jit
+def collatz_steps(n):
+    steps = 0
+    while n != 1:
+        if n % 2 == 0:
+            n = n // 2
+        else:
+            n = 3 * n + 1
+        steps += 1
+    return steps, n
+
+
+@mt.jit
+def map_elementwise_kernel(X, Y, S, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(X + offs)
+    tl.store(Y + offs, tl.map_elementwise(selu_scalar, x, 1.5))
+    steps, one = tl.map_elementwise(collatz_steps, (offs + 1).to(tl.int32))
+    tl.store(S + offs, steps + one - 1)
+
+
+def test_map_elementwise_takes_control_flow_per_element():
+    """tl.map_elementwise: a scalar function's `if` and data-dependent `while` run per element."""
+    x = np.linspace(-3, 3, 64).astype(np.float32)
+
+    def run():
+        y, s = np.zeros(64, np.float32), np.zeros(64, np.int32)
+        map_elementwise_kernel[(4,)](x, y, s, BLOCK=16)
+        return y, s
+
+    def collatz(n):
+        k = 0
+        while n != 1:
+            n, k = (n // 2 if n % 2 == 0 else 3 * n + 1), k + 1
+        return k
+    for y, s in both(run):
+        np.testing.assert_allclose(y, np.where(x > 0, x, 1.5 * (np.exp(x) - 1)), rtol=1e-6)
+        np.testing.assert_array_equal(s, [collatz(i + 1) for i in range(64)])

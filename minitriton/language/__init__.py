@@ -9,7 +9,8 @@ from ..creation import program_id, num_programs, arange, zeros, zeros_like, full
 from ..casts import cast, full
 from ..shapes import expand_dims, reshape, view, broadcast_to, broadcast, permute, trans, ravel
 from ..elementwise import (exp, exp2, log, log2, sqrt, rsqrt, sin, cos, floor, ceil, sigmoid, erf, abs, maximum,
-                           minimum, clamp, fma, where, PropagateNan, umulhi, fdiv, div_rn, sqrt_rn, swizzle2d)
+                           minimum, clamp, fma, where, PropagateNan, umulhi, fdiv, div_rn, sqrt_rn, swizzle2d,
+                           map_elementwise)
 from ..reductions import sum, max, min, argmax, argmin, xor_sum, cumsum, softmax
 from ..hints import multiple_of, max_contiguous, max_constancy, assume, debug_barrier, static_assert, static_print
 from ..debug import device_print, device_assert
