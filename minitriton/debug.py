@@ -86,10 +86,15 @@ def kernel_print(*args, **kwargs):
 
 
 def device_assert(cond, msg="", mask=None):
+    """Checked for the programs running here: one that does not take the branch holding the
+    assert never executes it (as on a GPU)."""
     cond = to_tensor(cond)
     bad = ~cond.v.astype(bool)
     if mask is not None:
-        bad &= to_tensor(mask).v.astype(bool)
+        bad = bad & to_tensor(mask).v.astype(bool)
+    active = context.current().active
+    if active is not None:
+        bad = bad & active.reshape((-1,) + (1,) * (bad.ndim - 1))
     if bad.any():
         row = int(np.argwhere(bad.reshape(bad.shape[0], -1).any(1))[0, 0])
         raise AssertionError(f"device_assert failed in program {context.current().pid_tuple(row)}: {msg}")

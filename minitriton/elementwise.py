@@ -211,6 +211,8 @@ def map_elementwise(scalar_fn, *args, pack=1):
         scalars.append(tensor(np.ascontiguousarray(v).reshape(rows * n), b.dtype, ()))
     sub = context.LaunchState(st.name, st.grid, np.repeat(st.pids, n, axis=0), st.buffers, st.num_warps)
     sub.space = st.space
+    if st.active is not None:             # inside a branch: the elements of programs not taking it stay idle
+        sub.active = np.repeat(st.active, n)
     context.LOCAL.state = sub
     try:
         out = scalar_fn(*scalars)

@@ -552,3 +552,24 @@ def test_map_elementwise_takes_control_flow_per_element():
     for y, s in both(run):
         np.testing.assert_allclose(y, np.where(x > 0, x, 1.5 * (np.exp(x) - 1)), rtol=1e-6)
         np.testing.assert_array_equal(s, [collatz(i + 1) for i in range(64)])
+
+
+@mt.jit
+def assert_in_branch_kernel(B, O):
+    pid = tl.program_id(0)
+    b = tl.load(B + pid)
+    if pid % 2 == 0:
+        tl.device_assert(b != 0, "zero")
+        tl.store(O + pid, 10 // b)
+
+
+def test_an_assert_in_a_branch_is_checked_only_by_programs_taking_it():
+    """Programs 1 and 3 hold zeros but never reach the assert; program 2 with a zero does."""
+    def run(b):
+        o = np.zeros(4, np.int32)
+        assert_in_branch_kernel[(4,)](np.array(b, np.int32), o)
+        return o
+    for o in both(lambda: run([5, 0, 5, 0])):
+        np.testing.assert_array_equal(o, [2, 0, 2, 0])
+    with pytest.raises(AssertionError, match=r"program \(2, 0, 0\): zero"):
+        run([5, 0, 0, 0])
