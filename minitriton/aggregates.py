@@ -21,10 +21,11 @@ from __future__ import annotations
 import functools
 
 from . import context
-from .dtypes import constexpr
+from .dtypes import constexpr, is_annotation
 from .tensor import TritonTuple, tensor
 
 _MARK = "__triton_aggregate_fields__"
+_ANNOTATIONS = "__triton_aggregate_annotations__"
 
 
 def _unwrap(x):
@@ -59,7 +60,7 @@ class constexpr_function:
 
 # ---------------------------------------------------------------- aggregates
 def is_aggregate(x) -> bool:
-    return _MARK in type(x).__dict__ or any(_MARK in c.__dict__ for c in type(x).__mro__[1:])
+    return hasattr(type(x), _MARK)
 
 
 def fields(x) -> list:
@@ -76,17 +77,12 @@ def rebuild(x, values: dict):
     return out
 
 
-def _is(annotation, kind, name) -> bool:
-    """Whether a field's annotation is `kind` (also written as a string, `"tl.<name>"`)."""
-    return annotation is kind or (isinstance(annotation, str) and annotation.strip("'\"").split(".")[-1] == name)
-
-
 def _as_field(annotation, value):
     """A value as the field's annotation holds it: constexpr fields as constexprs, tuple fields
     as tl.tuples (numbers in them as constexprs; a named tuple's names kept)."""
-    if _is(annotation, constexpr, "constexpr"):
+    if is_annotation(annotation, constexpr):
         return value if isinstance(value, constexpr) else constexpr(value)
-    if _is(annotation, TritonTuple, "tuple") or annotation is tuple:
+    if is_annotation(annotation, TritonTuple, "tuple") or annotation is tuple:
         return _as_tuple(value)
     return value
 
@@ -104,7 +100,7 @@ def _frozen_setattr(self, name, value):
         raise AttributeError(f"{type(self).__name__}: cannot assign to field {name!r} on immutable aggregate (its "
                              f"fields are set once, by its initializer, as in Triton); use "
                              f"tl.aggregate_replace(obj, {name}=...) for a modified copy")
-    annotation = _annotations(type(self)).get(name)
+    annotation = getattr(type(self), _ANNOTATIONS).get(name)
     object.__setattr__(self, name, value if annotation is None else _as_field(annotation, value))
 
 
@@ -127,6 +123,7 @@ def aggregate(cls):
             if name not in names:
                 names.append(name)
     setattr(cls, _MARK, tuple(names))
+    setattr(cls, _ANNOTATIONS, _annotations(cls))
     own_init = cls.__dict__.get("__init__")
 
     if own_init is None:
@@ -174,7 +171,7 @@ def aggregate_replace(obj, **changes):
     for k in changes:
         if k not in names:
             raise TypeError(f"tl.aggregate_replace: {type(obj).__name__} has no field {k!r} (fields: {', '.join(names)})")
-    annotations = _annotations(type(obj))
+    annotations = getattr(type(obj), _ANNOTATIONS)
     return rebuild(obj, {n: _as_field(annotations.get(n), changes[n]) if n in changes else getattr(obj, n)
                          for n in names})
 

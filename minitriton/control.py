@@ -27,8 +27,6 @@ import numpy as np
 from . import context, narrowing
 from . import dtypes as D
 from .block_ptr import block_pointer
-from .descriptors import tensor_descriptor
-from . import aggregates
 from .tensor import POISON, Divergent, Stalled, tensor, to_tensor
 from .dot import select_chains
 from .arithmetic import logical_and, logical_or, logical_not
@@ -89,14 +87,11 @@ def select(mask: np.ndarray, a, b, name="value"):
         pick = lambda xs, ys: [select(mask, x, y, name) for x, y in zip(xs, ys)]  # noqa: E731
         return block_pointer(select(mask, a.base, b.base, name), pick(a.shape, b.shape), pick(a.strides, b.strides),
                              pick(a.offsets, b.offsets), a.block_shape, a.order)
-    if aggregates.is_aggregate(a) and type(a) is type(b):
-        return aggregates.rebuild(a, {f: select(mask, getattr(a, f), getattr(b, f), f"{name}.{f}")
-                                      for f in aggregates.fields(a)})
-    if isinstance(a, tensor_descriptor) and isinstance(b, tensor_descriptor) and a.block_shape == b.block_shape \
-            and a.padding == b.padding:
-        pick = lambda xs, ys: [select(mask, x, y, name) for x, y in zip(xs, ys)]  # noqa: E731
-        return tensor_descriptor(select(mask, a.base, b.base, name), pick(a.shape, b.shape),
-                                 pick(a.strides, b.strides), a.block_shape, a.padding)
+    pa, pb = narrowing.parts(a), narrowing.parts(b)
+    if pa is not None and pb is not None and pa[0] == pb[0]:   # an aggregate, a tensor descriptor: part by part
+        return pa[2]({k: select(mask, v, pb[1][k], f"{name}.{k}") for k, v in pa[1].items()})
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):     # such a value's shape or strides
+        return [select(mask, x, y, name) for x, y in zip(a, b)]
     if isinstance(a, tensor) and isinstance(b, tensor) and a.lazy is not None and b.lazy is not None:
         r = select_chains(mask.reshape(-1), a, b)
         if r is not None:

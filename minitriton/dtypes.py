@@ -69,6 +69,15 @@ def _constexpr_operators():
 _constexpr_operators()
 
 
+def is_annotation(annotation, kind, name: str | None = None) -> bool:
+    """Whether a parameter's or field's annotation is `kind` (`x: tl.constexpr`), also written as
+    a string (`from __future__ import annotations`, quoted or not): "tl.<name>", the name being
+    the class's own unless given (tl.tuple's class has another)."""
+    if annotation is kind:
+        return True
+    return isinstance(annotation, str) and annotation.strip("'\"").split(".")[-1] == (name or kind.__name__)
+
+
 class dtype:
     """An element type: values are computed in `container` and held in memory as `np`.
     `tl.dtype("fp16")` is the type of that name, as in Triton."""

@@ -74,15 +74,8 @@ def _kernel_range(*args, **kw):
 _KERNEL_BUILTINS = dict(vars(builtins), min=_kernel_min, max=_kernel_max, print=_kernel_print, range=_kernel_range)
 
 
-def _is_annotation(annotation, kind) -> bool:
-    """`x: tl.constexpr` / `x: tl.const`, also as a string (`from __future__ import annotations`)."""
-    if annotation is kind:
-        return True
-    return isinstance(annotation, str) and annotation.strip("'\"").split(".")[-1] == kind.__name__
-
-
 def _is_constexpr(annotation):
-    return _is_annotation(annotation, constexpr)
+    return D.is_annotation(annotation, constexpr)
 
 
 def _code_fingerprint(code) -> str:
@@ -170,7 +163,7 @@ class JITFunction:
             raise TypeError(f"JIT functions do not support **kwargs ({fn.__name__}), as in Triton")
         self.arg_names = list(self.signature.parameters)
         self.constexprs = [n for n, p in self.signature.parameters.items() if _is_constexpr(p.annotation)]
-        self.consts = {n for n, p in self.signature.parameters.items() if _is_annotation(p.annotation, D.const)}
+        self.consts = {n for n, p in self.signature.parameters.items() if D.is_annotation(p.annotation, D.const)}
         self.last_launch = None
         # (grid, constexprs) -> (programs per lockstep group, why): a launch that stalled on a
         # lock once starts the next time at the group size that ran, instead of running every
@@ -317,11 +310,12 @@ class JITFunction:
                              f"CPU executor runs at most {MAX_PROGRAMS:,} per launch (use larger blocks)")
         return out
 
-    def check_arguments(self, bound: dict):
+    def check_arguments(self, bound: dict, flat: dict | None = None):
         """Refuse an argument no launch could take (a Python list for a pointer, say), naming it:
         @autotune asks before tuning, so such a call fails as the plain kernel's would.  A tuple
-        (a named one too) is checked member by member, as Triton passes each member."""
-        for name, a in _flat(bound, self.constexprs).items():
+        (a named one too) is checked member by member, as Triton passes each member (`flat`:
+        the arguments already flattened so, when the caller has them)."""
+        for name, a in (flat if flat is not None else _flat(bound, self.constexprs)).items():
             if isinstance(a, np.ndarray) and name not in self.constexprs:
                 try:
                     D.from_numpy(a.dtype)
@@ -340,9 +334,9 @@ class JITFunction:
     def _arguments(self, bound):
         """Kernel arguments: arrays become pointers (aliased arrays share one buffer), numbers
         typed scalars; a tuple's members likewise, the tuple (a named one keeps its class) rebuilt."""
-        self.check_arguments(bound)
-        values = {}
         flat = _flat(bound, self.constexprs)
+        self.check_arguments(bound, flat)
+        values = {}
         arrays = {name: a for name, a in flat.items() if isinstance(a, np.ndarray)}
         buffers = bind_buffers(arrays)
         for name, a in flat.items():

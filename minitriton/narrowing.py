@@ -19,6 +19,19 @@ from .tensor import tensor, constexpr
 _SHARED = (constexpr, D.dtype, D.pointer_type)
 
 
+def parts(x):
+    """A value made of per-program parts (an aggregate, a tensor descriptor): (what two such
+    values must share to be merged, its parts by name, a function building the same kind of value
+    from new parts), or None.  Merging (control.select) and moving between row sets (take,
+    widen) go through it, part by part."""
+    if aggregates.is_aggregate(x):
+        return type(x), {f: getattr(x, f) for f in aggregates.fields(x)}, lambda p: aggregates.rebuild(x, p)
+    if isinstance(x, tensor_descriptor):
+        return ((tuple(x.block_shape), x.padding), {"base": x.base, "shape": x.shape, "strides": x.strides},
+                lambda p: tensor_descriptor(p["base"], p["shape"], p["strides"], x.block_shape, x.padding))
+    return None
+
+
 def movable(x) -> bool:
     """Whether `take` and `widen` know how to move this value between row sets: blocks, block
     pointers, containers of them, and values that are the same for every program (numbers,
@@ -28,9 +41,10 @@ def movable(x) -> bool:
         return all(movable(v) for v in x)
     if isinstance(x, (list, dict, set)):
         return False
-    if aggregates.is_aggregate(x):
-        return all(movable(getattr(x, f)) for f in aggregates.fields(x))
-    if isinstance(x, (tensor, block_pointer, tensor_descriptor, _SHARED)):
+    split = parts(x)
+    if split is not None:
+        return all(movable(v) for v in split[1].values())
+    if isinstance(x, (tensor, block_pointer, _SHARED)):
         return True
     module = type(x).__module__ or ""
     return not module.startswith("minitriton") or type(x).__name__ in ("JITFunction", "_Undefined")
@@ -45,11 +59,9 @@ def take(x, idx: np.ndarray, rows: int):
     if isinstance(x, block_pointer):
         return block_pointer(x.base, take(x.shape, idx, rows), take(x.strides, idx, rows),
                              take(x.offsets, idx, rows), x.block_shape, x.order)
-    if aggregates.is_aggregate(x):
-        return aggregates.rebuild(x, {f: take(getattr(x, f), idx, rows) for f in aggregates.fields(x)})
-    if isinstance(x, tensor_descriptor):
-        return tensor_descriptor(take(x.base, idx, rows), take(x.shape, idx, rows), take(x.strides, idx, rows),
-                                 x.block_shape, x.padding)
+    split = parts(x)
+    if split is not None:
+        return split[2]({k: take(v, idx, rows) for k, v in split[1].items()})
     if not isinstance(x, tensor) or x.rows != rows or rows == 1:
         return x
     if x._v is None and x.lazy is None and x.aff is not None:
@@ -72,11 +84,9 @@ def widen(x, idx: np.ndarray, rows: int):
     if isinstance(x, block_pointer):
         return block_pointer(x.base, widen(x.shape, idx, rows), widen(x.strides, idx, rows),
                              widen(x.offsets, idx, rows), x.block_shape, x.order)
-    if aggregates.is_aggregate(x):
-        return aggregates.rebuild(x, {f: widen(getattr(x, f), idx, rows) for f in aggregates.fields(x)})
-    if isinstance(x, tensor_descriptor):
-        return tensor_descriptor(widen(x.base, idx, rows), widen(x.shape, idx, rows), widen(x.strides, idx, rows),
-                                 x.block_shape, x.padding)
+    split = parts(x)
+    if split is not None:
+        return split[2]({k: widen(v, idx, rows) for k, v in split[1].items()})
     if not isinstance(x, tensor) or x.rows == 1:
         return x
     if x._v is None and x.lazy is None and x.aff is not None:
