@@ -113,6 +113,78 @@ def _merge(mask, names, a_vals, b_vals):
     return tuple(select(mask, a, b, n) for n, a, b in zip(names, a_vals, b_vals))
 
 
+class _ExitRows:
+    """The values programs held when they left a loop, gathered row by row.
+
+    Programs leave a divergent loop a few at a time (causal attention's query blocks, one per
+    trip).  Merging each departure into the values kept so far with `select` costs a pass over
+    every program's block, once per trip; copying just the departing programs' rows into an
+    array the loop owns costs their rows.  A value that is not a plain block of the same type
+    as the ones kept before it (a number, a tuple, a block pointer, a dtype that changed) is
+    merged with `select` as before."""
+
+    def __init__(self, names, rows):
+        self.names, self.rows = names, rows
+        self.vals = None        # per name: a tensor, or a value merged with select
+        self.owned = None       # per name: its array was allocated here (written in place)
+
+    def add(self, gone, vals):
+        if self.vals is None:
+            self.vals, self.owned = list(vals), [False] * len(vals)
+            return
+        idx = None
+        for j, (name, new) in enumerate(zip(self.names, vals)):
+            old = self.vals[j]
+            if old is new:
+                continue
+            if idx is None:
+                idx = np.flatnonzero(gone)
+            kept = select_chains(gone, new, old) if _chains(old, new) else None
+            if kept is None:
+                kept = self._into(j, old, new, idx)
+            self.vals[j] = kept if kept is not None else select(gone, new, old, name)
+
+    def _into(self, j, old, new, idx):
+        """old with rows idx taken from new, written into an array owned here; None when the
+        two are not plain blocks that agree in type and shape."""
+        if type(old) is not tensor or type(new) is not tensor or old.dtype is not new.dtype \
+                or old.shape != new.shape or old.buf is not new.buf:
+            return None
+        rows = self.rows
+        if _affine_only(old) and _affine_only(new):     # index and pointer blocks stay affine
+            if old.aff[1] != new.aff[1]:
+                return None
+            c = old.aff[0] if self.owned[j] else np.broadcast_to(old.aff[0], (rows,)).copy()
+            c[idx] = np.broadcast_to(new.aff[0], (rows,))[idx]
+            self.owned[j] = True
+            return old if c is old.aff[0] else tensor(None, old.dtype, old.shape, aff=(c, old.aff[1]), buf=old.buf)
+        if _affine_only(old) or _affine_only(new):
+            return None
+        a, b = old.v, new.v
+        if a.dtype != b.dtype or a.shape[0] not in (1, rows) or b.shape[0] not in (1, rows):
+            return None
+        if not self.owned[j]:
+            a = np.array(np.broadcast_to(a, (rows,) + a.shape[1:]))
+            self.owned[j] = True
+        a[idx] = b[idx] if b.shape[0] == rows else b[0]
+        return old if a is old.v else tensor(a, old.dtype, old.shape, buf=old.buf)
+
+    def over(self, left, vals):
+        """The loop's values after it: these for the programs that left, `vals` for the rest."""
+        self.add(~left, vals)
+        return tuple(self.vals)
+
+
+def _chains(a, b) -> bool:
+    """Both deferred dot chains: a loop's accumulator before and after some trips stays one
+    ragged chain, unevaluated, so each program still gets one product over its whole K."""
+    return type(a) is tensor and type(b) is tensor and a.lazy is not None and b.lazy is not None
+
+
+def _affine_only(x: tensor) -> bool:
+    return x._v is None and x.lazy is None and x.pv is None and x.win is None and x.aff is not None
+
+
 # ---------------------------------------------------------------- contexts
 class _Context:
     """One entry of the launch's context stack: the active mask to restore on leaving it."""
@@ -225,7 +297,10 @@ class Branch(_Context):
         return _merge(self.cond, self.names, self.then_vals, else_vals)
 
 
-NARROW_BELOW = 0.25  # a divergent loop still run by at most this share of its programs narrows to them
+# a divergent loop still run by at most this share of its programs narrows to them, and again
+# each time the share of those still running falls as low (causal attention's query blocks leave
+# one per trip: the rows of programs gone stop costing anything after the next halving)
+NARROW_BELOW = 0.5
 
 
 class Loop(_Context):
@@ -263,7 +338,7 @@ class Loop(_Context):
     @property
     def wants_narrow(self) -> bool:
         st = self.st
-        return self.sync and self.narrowable and self.outer is None and st.counts is None and st.rows >= 8 \
+        return self.sync and self.narrowable and st.counts is None and st.rows >= 8 \
             and st.active is not None and st.active.shape[0] == st.rows \
             and 0 < int(st.active.sum()) <= st.rows * NARROW_BELOW
 
@@ -282,8 +357,10 @@ class Loop(_Context):
         sub = context.LaunchState(st.name, st.grid, st.pids[idx], st.buffers, st.num_warps)
         sub.space, sub.contexts = st.space, [self]
         n, m = len(self.reads), len(self.names)
+        up = self.outer
+        root = (st.rows, idx) if up is None else (up["root"][0], up["root"][1][idx])
         self.outer = dict(st=st, idx=idx, reads=vals[:n], vals=vals[n:n + m], left=self.left, exit_vals=self.exit_vals,
-                          saved=self.saved, writes=st.writes)
+                          saved=self.saved, writes=st.writes, up=up, root=root)
         self.left = self.exit_vals = self.saved = self.running = self.watch = None
         self.last_target = narrowing.take(self.last_target, idx, st.rows)
         self.prev_target = narrowing.take(self.prev_target, idx, st.rows)
@@ -305,7 +382,7 @@ class Loop(_Context):
         mask[idx] = True
         full = tuple(select(mask, narrowing.widen(k, idx, st.rows), r, n) for n, k, r in zip(self.names, vals, o["vals"]))
         self.left, self.exit_vals, self.saved = o["left"], o["exit_vals"], o["saved"]
-        self.parked, self.outer, self.restored = None, None, o["reads"]
+        self.parked, self.outer, self.restored = None, o["up"], o["reads"]
         return full
 
     def restore_reads(self):
@@ -321,7 +398,9 @@ class Loop(_Context):
         """Record the values of programs `gone` as they leave the loop."""
         if not gone.any():
             return
-        self.exit_vals = vals if self.exit_vals is None else _merge(gone, self.names, vals, self.exit_vals)
+        if self.exit_vals is None:
+            self.exit_vals = _ExitRows(self.names, self.st.rows)
+        self.exit_vals.add(gone, vals)
         self.left = gone.copy() if self.left is None else self.left | gone
         self.running = _andnot(self.running, gone) if self.running is not None else ~gone
 
@@ -399,9 +478,9 @@ class Loop(_Context):
         for t in range(total):
             value = values(t)
             if self.outer is not None:  # narrowed: the looping programs' own trip counts and values
-                idx = self.outer["idx"]
-                ends = np.broadcast_to(count, (self.outer["st"].rows,))[idx] <= t
-                value = narrowing.take(value, idx, self.outer["st"].rows)
+                rows, idx = self.outer["root"]
+                ends = np.broadcast_to(count, (rows,))[idx] <= t
+                value = narrowing.take(value, idx, rows)
             else:
                 ends = count <= t
             self.ending = ends if ends.any() else None
@@ -498,7 +577,7 @@ class Loop(_Context):
         if self.parked is not None:
             vals = _merge(self.parked, self.names, self.cont_vals, vals)
         if self.left is not None:
-            vals = _merge(self.left, self.names, self.exit_vals, vals)
+            vals = self.exit_vals.over(self.left, vals)
         if self.outer is not None:
             vals = self.close(self._widen(vals))
         return vals

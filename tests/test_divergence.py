@@ -482,3 +482,41 @@ def test_unmasked_loads_through_addresses_in_divergent_code(which):
     out = np.zeros((6, 8, 8), np.float32)
     with pytest.raises(mt.OutOfBoundsError, match="out of bounds"):   # block 8 would end past the array
         unmasked_address_kernel[(9,)](table, np.zeros((9, 8, 8), np.float32), np.zeros(9, np.int32), 9, BLOCK=8)
+
+
+@mt.jit
+def staggered_exit_kernel(x_ptr, out_ptr, idx_ptr, n_ptr, BLOCK: tl.constexpr):
+    """Program p runs p + 1 trips: a float block, an index block, a pointer block and a scalar
+    each leave the loop with the value of the program's own last trip."""
+    pid = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    acc = tl.zeros([BLOCK], tl.float32)
+    idx = offs
+    ptrs = x_ptr + offs
+    n = 0
+    for t in range(0, pid + 1):
+        acc = acc * 0.5 + tl.load(ptrs)
+        idx = idx + t
+        ptrs += BLOCK
+        n += 1
+    tl.store(out_ptr + pid * BLOCK + offs, acc)
+    tl.store(idx_ptr + pid * BLOCK + offs, idx)
+    tl.store(n_ptr + pid, n)
+
+
+def test_programs_leaving_one_by_one_keep_their_values_through_repeated_narrowing():
+    P, B = 40, 8
+    x = np.random.default_rng(3).standard_normal(P * B).astype(np.float32)
+    make = lambda: (x, np.zeros((P, B), np.float32), np.zeros((P, B), np.int32), np.zeros(P, np.int32))  # noqa: E731
+    staggered_exit_kernel[(P,)](*make(), BLOCK=B)
+    assert staggered_exit_kernel.last_launch["narrowed"] >= 3   # 40 -> 20 -> 10 -> 5 programs
+    out = lockstep_and_sequential(staggered_exit_kernel, (P,), make, BLOCK=B)
+    want = np.zeros((P, B), np.float64)
+    for p in range(P):
+        acc = np.zeros(B, np.float32)
+        for t in range(p + 1):
+            acc = acc * np.float32(0.5) + x[t * B:(t + 1) * B]
+        want[p] = acc
+        assert (out[2][p] == np.arange(B) + p * (p + 1) // 2).all()
+    np.testing.assert_array_equal(out[1], want)
+    assert (out[3] == np.arange(1, P + 1)).all()
