@@ -5,6 +5,7 @@ from .driver import tune, TuneResult, NoValidConfig, Tuning
 from .network import tune_network, NetworkResult, WeightedSum, LatencyRequirement, GeomeanSpeedup
 from .autotuner import autotune, Autotuner
 from .heuristics import heuristics, Heuristics
+from .runtime_api import RuntimeAutotuner
 from .records import Record, RecordLog
 from . import te
 from . import codegen  # noqa: F401 (gives te its `generate`)

@@ -33,6 +33,7 @@ from .kernel_source import source_digest, source_of
 from .space import Config, Space, as_config
 from .task import Task
 from .transfer import describe_source
+from . import user_bench
 from .tuners import TUNERS, AutoTVMTuner, Tuner
 from .verify import check_answers
 
@@ -96,15 +97,23 @@ def _buckets(bucket, key):
     raise TypeError(f"autotune: bucket= must be None, False, a callable (for M) or a dict of callables, got {bucket!r}")
 
 
+class AutotunerError(mt.TritonError, ValueError):
+    """Triton's error for a tuning that cannot start (pruning left no config)."""
+
+    def __init__(self, message):
+        super().__init__(f"Autotuner error: {message}")
+
+
 class Autotuner:
     def __init__(self, fn, configs=None, key=(), prune_configs_by=None, reset_to_zero=None, restore_value=None,
                  pre_hook=None, post_hook=None, tuner=None, budget=None, space=None, device=None, seed=0,
                  bucket=None, cache_dir=None, repeats=1, progress=None, cache_results=True, verify=None,
-                 verify_top=3, atol=None, rtol=None, transfer=True, parallel=None, devices=1, remeasure="auto"):
-        if not hasattr(fn, "run") or not hasattr(fn, "arg_names"):
+                 verify_top=3, atol=None, rtol=None, transfer=True, parallel=None, devices=1, remeasure="auto",
+                 do_bench=None, arg_names=None):
+        if not hasattr(fn, "run") or not (hasattr(fn, "arg_names") or arg_names is not None):
             raise TypeError(f"autotune must decorate a @minitriton.jit kernel (or @heuristics), got {fn!r}")
         self.fn = fn
-        self.arg_names = list(fn.arg_names)
+        self.arg_names = list(fn.arg_names if arg_names is None else arg_names)
         self.__name__ = getattr(fn, "__name__", "kernel")
         where = f"autotune({self.__name__})"
         if isinstance(key, str) or not isinstance(key, (list, tuple)) or not all(isinstance(k, str) for k in key):
@@ -145,6 +154,9 @@ class Autotuner:
                 raise ValueError(f"autotune({self.__name__}): {name} names {missing}, which are not kernel arguments")
         self.reset_to_zero, self.restore_value = list(reset_to_zero or []), list(restore_value or [])
         self.pre_hook, self.post_hook = pre_hook, post_hook
+        if do_bench is not None and not callable(do_bench):
+            raise TypeError(f"{where}: do_bench= must be a function (kernel_call, quantiles) -> times, got {do_bench!r}")
+        self.do_bench = do_bench        # the caller's own timing, Triton's way (user_bench.py)
         if device is None:
             device = HypoGPU()
         traced = all(hasattr(device, a) for a in ("fingerprint", "trace", "time"))
@@ -195,6 +207,7 @@ class Autotuner:
         self._disk = None
         self._dtype_args = None
         self._unproven = {}            # key -> (cache key, records or None): chosen, never launched yet
+        self._positional = 0           # how many of the call being tuned's arguments were positional
 
     # -- launching -------------------------------------------------------------------------
     @property
@@ -212,6 +225,7 @@ class Autotuner:
         key = self._key(args, kwargs)
         all_args = dict(zip(self.arg_names, args))
         all_args.update(kwargs)
+        self._positional = len(args)
         task, configs, ckey, settings = self._plan(key, all_args, grid)
         task.binding = CacheBinding(self, key, all_args, grid, configs, ckey, settings)
         return task
@@ -230,9 +244,14 @@ class Autotuner:
             check = getattr(_jitted(self.fn), "check_arguments", None)
             if check is not None:   # a call no config can launch fails as the plain kernel's would
                 check(all_args)
+            self._positional = len(args)
+            if self.do_bench is not None and self.configs is not None:
+                return self._bench_and_launch(key, args, kwargs, all_args, grid)
             config = self._tune(key, all_args, grid)
             hit = self.cache[key] = (config, config.all_kwargs())
             for name in self.reset_to_zero:
+                if all_args.get(name) is None:
+                    continue        # an optional array left out of this call
                 if not hasattr(all_args.get(name), "__setitem__") or not hasattr(all_args.get(name), "dtype"):
                     raise TypeError(f"autotune({self.__name__}): reset_to_zero names '{name}', which is not an array "
                                     f"in this call (got {type(all_args.get(name)).__name__})")
@@ -242,6 +261,22 @@ class Autotuner:
         if key in self._unproven:
             return self._first_launch(key, args, kwargs, grid)
         return self._launch(config, meta, args, kwargs, grid)
+
+    def _bench_and_launch(self, key, args, kwargs, all_args, grid):
+        """Tuning by the caller's `do_bench` (user_bench.py), then the launch."""
+        hooks = user_bench.Hooks(self.reset_to_zero, self.restore_value, self.pre_hook, self.post_hook)
+        configs = self.prune_configs(all_args)
+        best, self.configs_timings = user_bench.fastest(
+            self.do_bench, lambda cfg: self.fn.run(*args, grid=grid, **kwargs, **cfg.all_kwargs()), configs,
+            all_args, hooks)
+        if self.configs_timings:
+            hooks.pre({**all_args, **best.all_kwargs()}, reset_only=True)
+        self.cache[key] = (best, best.all_kwargs())
+        self.best_config = best
+        if print_autotuning():
+            print(f"minitriton autotuning for {self.__name__} with key {key}, timed by the caller's do_bench: "
+                  f"best config selected: {best};")
+        return self._launch(best, best.all_kwargs(), args, kwargs, grid)
 
     def _check_key_values(self, all_args):
         """The key's numbers are the tuning task's shape: a negative one is no size, and a NaN
@@ -335,13 +370,22 @@ class Autotuner:
 
     # -- tuning ----------------------------------------------------------------------------
     def prune_configs(self, nargs: dict) -> list:
+        """Triton's pruning: `early_config_prune(configs, named_args, **kwargs)` with the call's
+        positional arguments by name and its keyword arguments apart, then `perf_model(**args,
+        **config.all_kwargs())` keeping the `top_k` best (a fraction <= 1.0 is a share of the
+        configs left, at least one)."""
         configs = list(self.configs)
+        named = dict(list(nargs.items())[:self._positional])
+        rest = {k: v for k, v in nargs.items() if k not in named}
         if self.early_config_prune is not None:
-            pruned = self.early_config_prune(configs, nargs)
+            pruned = self.early_config_prune(configs, named, **rest)
             if pruned is None or isinstance(pruned, (dict, str)) or not hasattr(pruned, "__iter__"):
                 raise TypeError(f"autotune({self.__name__}): prune_configs_by['early_config_prune'] must return a "
                                 f"list of Configs, got {type(pruned).__name__}")
             configs = [as_config(c) for c in pruned]
+            if not configs:
+                raise AutotunerError("No valid autotuner configs after pruning. `early_config_prune` should return "
+                                     "at least one config.")
         if self.perf_model is not None:
             top_k = self.top_k
             if isinstance(top_k, float) and top_k <= 1.0:
@@ -354,7 +398,7 @@ class Autotuner:
                                     f"got {est[bad[0]]!r} for {bad[0]}")
                 configs = sorted(configs, key=lambda c: est[c])[:top_k]
         if not configs:
-            raise ValueError(f"autotune({self.__name__}): pruning left no configs")
+            raise AutotunerError(f"pruning left no configs of {self.__name__}")
         return configs
 
     def _disk_cache(self):
@@ -368,12 +412,17 @@ class Autotuner:
         def launch(cfg):
             full = {**kernel_args, **cfg.all_kwargs()}
             if self.pre_hook is not None:
-                self.pre_hook(full, reset_only=False)
+                self.pre_hook(full)
             if cfg.pre_hook is not None:
                 cfg.pre_hook(full)
-            self.fn.run(grid=grid, **full)
+            try:
+                self.fn.run(grid=grid, **full)
+            except Exception as e:
+                if self.post_hook is not None:
+                    self.post_hook(full, exception=e)
+                raise
             if self.post_hook is not None:
-                self.post_hook(full, None)
+                self.post_hook(full, exception=None)
 
         shape = {k: at[k] for k in self.keys if isinstance(at.get(k), (int, float)) and not isinstance(at.get(k), bool)}
         return Task(self.fn, device=self.device, space=self.space, launch=launch, name=f"{self.__name__}{key}",
@@ -571,10 +620,11 @@ def autotune(configs=None, key=(), prune_configs_by=None, reset_to_zero=None, re
              progress=None, verify=None, verify_top=3, atol=None, rtol=None, transfer=True, parallel=None,
              devices=1, remeasure="auto"):
     """Triton's `autotune` (configs, key, prune_configs_by, reset_to_zero, restore_value,
-    pre_hook, post_hook; `warmup`, `rep`, `use_cuda_graph` and `do_bench` are accepted for ported
+    pre_hook, post_hook, do_bench; `warmup`, `rep` and `use_cuda_graph` are accepted for ported
     code and have no effect: HypoGPU's Measurer times every config, simulated, with its own
-    compile and run costs and `repeats`; `cache_results=False` keeps this kernel's results out
-    of the disk cache, as in Triton), plus
+    compile and run costs and `repeats`, unless `do_bench` is given: then that function times
+    each config as in Triton (user_bench.py; results kept in memory only); `cache_results=False`
+    keeps this kernel's results out of the disk cache, as in Triton), plus
     `tuner` ("exhaustive", the default for configs | "ansor", the default for a space | "autotvm" |
     "random" | "grid" | a Tuner class or object), `budget` (default: all
     configs for "exhaustive", 128 otherwise), `space`, `device`, `seed`, `bucket`, `cache_dir`,
@@ -597,5 +647,5 @@ def autotune(configs=None, key=(), prune_configs_by=None, reset_to_zero=None, re
     def decorator(fn):
         return Autotuner(fn, configs, key, prune_configs_by, reset_to_zero, restore_value, pre_hook, post_hook,
                          tuner, budget, space, device, seed, bucket, cache_dir, repeats, progress, cache_results,
-                         verify, verify_top, atol, rtol, transfer, parallel, devices, remeasure)
+                         verify, verify_top, atol, rtol, transfer, parallel, devices, remeasure, do_bench)
     return decorator

@@ -21,10 +21,10 @@ LAUNCH_KNOBS = ("num_warps", "num_stages")
 class Config:
     """Meta-parameters for one launch: `Config({"BLOCK_M": 128, ...}, num_warps=4, num_stages=3)`."""
 
-    __slots__ = ("kwargs", "num_warps", "num_stages", "num_ctas", "maxnreg", "pre_hook")
+    __slots__ = ("kwargs", "num_warps", "num_stages", "num_ctas", "maxnreg", "pre_hook", "ir_override")
 
     def __init__(self, kwargs: Mapping, num_warps: int = 4, num_stages: int = 3, num_ctas: int = 1,
-                 maxnreg=None, pre_hook=None):
+                 maxnreg=None, pre_hook=None, ir_override=None):
         if not isinstance(kwargs, Mapping):
             raise TypeError(f"Config kwargs must be a mapping of meta-parameters, got {type(kwargs).__name__}")
         self.kwargs = dict(kwargs)
@@ -35,16 +35,21 @@ class Config:
             raise ValueError(f"Config: num_warps must be a power of 2 (as in Triton), got {num_warps}")
         self.num_warps, self.num_stages, self.num_ctas = int(num_warps), int(num_stages), int(num_ctas)
         self.maxnreg, self.pre_hook = maxnreg, pre_hook
+        self.ir_override = ir_override  # Triton's IR file replacing the compiled kernel: a launch refuses it
 
     def all_kwargs(self) -> dict:
         """Meta-parameters and launch options together, as passed to `kernel[grid](...)`."""
-        return {**self.kwargs, "num_warps": self.num_warps, "num_stages": self.num_stages}
+        out = {**self.kwargs, "num_warps": self.num_warps, "num_stages": self.num_stages}
+        if self.ir_override is not None:
+            out["ir_override"] = self.ir_override
+        return out
 
     def __getitem__(self, name):
         return self.all_kwargs()[name]
 
     def _key(self):
-        return tuple(sorted(self.kwargs.items())) + (("num_warps", self.num_warps), ("num_stages", self.num_stages))
+        return tuple(sorted(self.kwargs.items())) + (("num_warps", self.num_warps), ("num_stages", self.num_stages)) \
+            + ((("ir_override", self.ir_override),) if self.ir_override is not None else ())
 
     def __eq__(self, other):
         return isinstance(other, Config) and self._key() == other._key()
@@ -54,7 +59,8 @@ class Config:
 
     def __repr__(self):
         inner = ", ".join(f"{k}: {v}" for k, v in self.kwargs.items())
-        return f"Config({{{inner}}}, num_warps={self.num_warps}, num_stages={self.num_stages})"
+        extra = f", ir_override={self.ir_override!r}" if self.ir_override is not None else ""
+        return f"Config({{{inner}}}, num_warps={self.num_warps}, num_stages={self.num_stages}{extra})"
 
     __str__ = __repr__
 

@@ -31,7 +31,7 @@ from .debug import kernel_print
 from .ranges import Range
 
 LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "enable_fp_fusion", "stream", "warmup",
-                  "debug", "launch_cooperative_grid")
+                  "debug", "launch_cooperative_grid", "ir_override")
 # programs per lockstep chunk: bounds memory for very large grids, and keeps a chunk's blocks
 # near the cache (layer norm forward, 4096 rows of 1024: 2.3-2.6x numpy at 4096 programs a chunk,
 # 1.6-1.8x at 1024; on two interleaved runs over Triton's tutorials none was slower at 1024)
@@ -268,6 +268,9 @@ class JITFunction:
         for k in options:
             if k not in self.signature.parameters:
                 del kwargs[k]
+        if options.get("ir_override") is not None:
+            raise NotImplementedError(f"kernel '{self.__name__}': ir_override (a Triton IR or PTX file replacing the "
+                                      f"compiled kernel) is not supported by minitriton, which compiles no IR")
         warps = options.get("num_warps", 4)
         if isinstance(warps, bool) or not isinstance(warps, (int, np.integer)) or warps < 1 or warps & (warps - 1):
             raise errors.LaunchOptionError(f"kernel '{self.__name__}': num_warps must be a power of 2 (as in Triton), got {warps!r}")

@@ -354,3 +354,40 @@ def test_bad_sizes_configs_and_keys_are_refused_naming_them(tmp_path):
     with pytest.raises(ValueError, match="key argument 'n' is NaN"):
         k[(1,)](x, x.copy(), float("nan"))
     assert k.last_tuning is None
+
+
+@mt.jit
+def add_one_kernel(x_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) + 1, mask=offs < n)
+
+
+def test_a_do_bench_of_the_callers_own_times_the_configs_and_hooks_wrap_each_run(tmp_path, tunings):
+    """Triton's contract: do_bench(kernel_call, quantiles) is the judge.  This one runs the kernel
+    on the CPU and makes the config HypoGPU would never pick win; restore_value puts the array
+    back after each benchmarked run, so only the real launch's +1 remains."""
+    timed, last_block = [], [None]
+
+    def do_bench(kernel_call, quantiles):
+        kernel_call()
+        timed.append(last_block[0])
+        return [1.0 if last_block[0] == 16 else 2.0, 0.0, 0.0]
+
+    configs = [Config({"BLOCK": b}, pre_hook=lambda nargs: last_block.__setitem__(0, nargs["BLOCK"]))
+               for b in (16, 128, 1024)]
+    k = autotune(configs=configs, key=["n"], restore_value=["x_ptr"], do_bench=do_bench, cache_dir=tmp_path)(
+        add_one_kernel)
+    x = np.zeros(1000, np.float32)
+    k[lambda m: (mt.cdiv(1000, m["BLOCK"]),)](x, 1000)
+    assert timed == [16, 128, 1024] and tunings == []           # do_bench timed each, HypoGPU none
+    assert k.best_config == configs[0] and k.configs_timings[configs[0]] == 1.0
+    np.testing.assert_array_equal(x, np.ones(1000, np.float32))  # three benchmarked runs undone
+
+    calls = []
+    hooked = autotune(configs=configs, key=["n"], restore_value=["x_ptr"], do_bench=do_bench, cache_dir=tmp_path,
+                      pre_hook=lambda nargs, reset_only=False: calls.append(("pre", reset_only)),
+                      post_hook=lambda nargs, exception: calls.append(("post", exception)))(add_one_kernel)
+    y = np.zeros(1000, np.float32)
+    hooked[lambda m: (mt.cdiv(1000, m["BLOCK"]),)](y, 1000)
+    assert calls == [("pre", False), ("post", None)] * 3 + [("pre", True)]
+    np.testing.assert_array_equal(y, np.full(1000, 4, np.float32))   # a user's hooks replace the restoring ones

@@ -1,0 +1,20 @@
+"""Triton's `triton.runtime` names, for code written against them: the launch's (`JITFunction`,
+`reinterpret`, the errors) from minitriton, and the tuner's (`Autotuner` with Triton's
+constructor, `Heuristics`, `autotune`, `heuristics`) from the autotune package, loaded on first
+use through minitriton's one upward reference."""
+from .. import from_autotune
+from ..configs import Config
+from ..errors import InterpreterError
+from ..hypogpu import OutOfResources
+from ..jit import JITFunction, jit, reinterpret
+
+_TUNER_NAMES = {"Autotuner": "RuntimeAutotuner", "Heuristics": "Heuristics", "autotune": "autotune",
+                "heuristics": "heuristics"}
+
+__all__ = ["Config", "InterpreterError", "OutOfResources", "JITFunction", "jit", "reinterpret", *_TUNER_NAMES]
+
+
+def __getattr__(name):
+    if name in _TUNER_NAMES:
+        return from_autotune(_TUNER_NAMES[name])
+    raise AttributeError(f"module 'minitriton.runtime' has no attribute {name!r}")
