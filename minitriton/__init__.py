@@ -4,10 +4,11 @@ from .memory import OutOfBoundsError
 from .errors import TritonError, CompilationError, InterpreterError
 from .addresses import data_ptr
 from . import language, compiler, tools
+from .compiler import compile
 from .configs import Config
 from .aggregates import aggregate, constexpr_function
 
-__all__ = ["jit", "JITFunction", "cdiv", "next_power_of_2", "one_program_at_a_time", "reinterpret", "set_allocator", "OutOfBoundsError", "TritonError", "CompilationError", "InterpreterError", "data_ptr", "language", "compiler", "tools", "Config", "aggregate", "constexpr_function"]
+__all__ = ["jit", "JITFunction", "cdiv", "next_power_of_2", "one_program_at_a_time", "reinterpret", "set_allocator", "OutOfBoundsError", "TritonError", "CompilationError", "InterpreterError", "data_ptr", "language", "compiler", "compile", "tools", "Config", "aggregate", "constexpr_function"]
 
 
 def from_autotune(name):

@@ -63,6 +63,10 @@ def is_aggregate(x) -> bool:
     return hasattr(type(x), _MARK)
 
 
+def is_aggregate_class(cls) -> bool:
+    return hasattr(cls, _MARK)
+
+
 def fields(x) -> list:
     """The field names of an aggregate instance, in declaration order (base first)."""
     return list(getattr(type(x), _MARK))

@@ -34,11 +34,17 @@ def arange(start, end):
         raise TypeError(f"tl.arange needs constexpr int bounds, got {start!r} and {end!r}")
     n = int(end) - int(start)
     if n <= 0 or n & (n - 1):
-        raise ValueError(f"tl.arange's range must be a power of 2 (as in Triton), got arange({start}, {end}) of length {n}")
+        raise _noted(ValueError("arange's range must be a power of 2"), f"(tl.arange({start}, {end}) has length {n})")
     if n > MAX_BLOCK_NUMEL:
         raise ValueError(f"tl.arange({start}, {end}) has {n:,} elements, more than Triton's limit of "
                          f"{MAX_BLOCK_NUMEL:,} per block (TRITON_MAX_TENSOR_NUMEL)")
     return tensor(None, D.int32, (n,), aff=(np.array([int(start)], np.int64), (1,)))
+
+
+def _noted(error: Exception, detail: str) -> Exception:
+    """Triton's message as the error's own (code written for Triton compares it), ours beside it."""
+    error.add_note(detail)
+    return error
 
 
 def _shape_arg(shape):
@@ -46,9 +52,10 @@ def _shape_arg(shape):
     if isinstance(shape, (int, np.integer)):
         shape = (shape,)
     shape = tuple(int(constexpr_value(s)) for s in shape)
-    for s in shape:
+    for i, s in enumerate(shape):
         if s <= 0 or s & (s - 1):
-            raise ValueError(f"block dimensions must be powers of 2, got shape {list(shape)}")
+            raise _noted(ValueError(f"Shape element {i} must be a power of 2"),
+                         f"(block dimensions must be powers of 2, got shape {list(shape)})")
     if math.prod(shape) > MAX_BLOCK_NUMEL:
         raise ValueError(f"a block of shape {list(shape)} has {math.prod(shape):,} elements, more than Triton's limit "
                          f"of {MAX_BLOCK_NUMEL:,} (TRITON_MAX_TENSOR_NUMEL)")

@@ -401,6 +401,10 @@ def dot(input, other, acc=None, input_precision=None, allow_tf32=None, max_num_i
         raise TypeError(f"tl.dot operands must have the same dtype, got {a.dtype} and {b.dtype}")
     if a.dtype not in _DOT_TYPES:
         raise TypeError(f"tl.dot supports fp8, fp16, bf16, fp32, fp64 and int8 inputs, got {a.dtype}")
+    imprecise = constexpr_value(max_num_imprecise_acc)
+    if imprecise is not None and a.dtype.is_fp8() and imprecise > a.shape[-1]:
+        # (a GPU's fp8 MMA sums that many products before promoting to fp32: here every sum is fp32)
+        raise ValueError(f"max_num_imprecise_acc ({imprecise}) must be <= K ({a.shape[-1]})")
     out_dtype = constexpr_value(out_dtype)
     if a.dtype is D.int8:
         out_dtype = D.int32

@@ -3,6 +3,7 @@ Triton's NaN rules, umulhi, fdiv/div_rn, clamp, fma, and `tl.where` (`tl.math` i
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
@@ -131,6 +132,9 @@ def where(condition, x, y, *, every_program=False):
     """`every_program`: a control-flow merge, where programs not running now keep their own
     values (otherwise their values are never observed and do not constrain shortcuts)."""
     condition = to_tensor(condition)
+    if condition.dtype is not D.int1 and not every_program:
+        warnings.warn(f"tl.where with a non-boolean condition is deprecated and will error out in a future triton "
+                      f"release. Got {condition.dtype}", UserWarning, stacklevel=2)
     if isinstance(x, tensor) or not isinstance(y, tensor):
         x = to_tensor(x, y if isinstance(y, tensor) else None)
         y = to_tensor(y, x)

@@ -10,6 +10,8 @@ class derived from both, with the same message, the original as its cause.
 from __future__ import annotations
 
 import functools
+import linecache
+import re
 
 
 class TritonError(Exception):
@@ -23,6 +25,10 @@ class CompilationError(TritonError):
 
 class InterpreterError(TritonError):
     """An error raised while a kernel runs."""
+
+
+class StaticAssertionError(CompilationError, AssertionError):
+    """A failed `tl.static_assert`: Triton's CompileTimeAssertionFailure, raised as it is (no cause)."""
 
 
 @functools.lru_cache(maxsize=None)
@@ -51,3 +57,48 @@ def as_triton_error(error: Exception) -> Exception:
 class LaunchOptionError(ValueError, AssertionError):
     """A bad launch option (`num_warps=3`): Triton refuses it with an assert, so code written for
     Triton catches an AssertionError; it is a bad value, so ours may catch a ValueError."""
+
+
+def kernel_positions(tb, entries) -> list[str]:
+    """Where each @jit function on a traceback was when the error passed through it, outermost
+    first, as Triton's compiler says it: `at L:C:` (line 1 is the `def` line, columns counted
+    from its indentation), the source line and a caret.  A frame is a @jit function's when the
+    frame before it is one of `entries` ((file, function) pairs: the launch and the call from one
+    @jit function to another)."""
+    out, entering = [], False
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if entering:
+            place = _place(code, tb.tb_lasti)
+            if place is not None:
+                out.append(place)
+        entering = (code.co_filename, code.co_name) in entries
+        tb = tb.tb_next
+    return out
+
+
+def _place(code, lasti):
+    """(The columns of a lowered kernel are already counted from its `def`'s indentation: it is
+    parsed dedented.)"""
+    positions = list(code.co_positions())
+    if not 0 <= lasti // 2 < len(positions):
+        return None
+    line, _, col, _ = positions[lasti // 2]
+    header = linecache.getline(code.co_filename, code.co_firstlineno)
+    text = linecache.getline(code.co_filename, line).rstrip("\n") if line else ""
+    if line is None or col is None or not header or not text:
+        return None
+    indent = len(header) - len(header.lstrip())
+    return f"at {line - code.co_firstlineno + 1}:{col}:\n{text[indent:]}\n{' ' * col}^"
+
+
+def note_positions(error: Exception, where: list[str]):
+    """Notes on `error`: where it was raised in the kernel (the innermost @jit function; and the
+    kernel's own line when that is another function), and, for a variable read before Python
+    bound it, Triton's words for that."""
+    for place in (where[-1:] if len(where) < 2 else [where[-1], where[0]]):
+        error.add_note(place)
+    if isinstance(error, UnboundLocalError):
+        found = re.search(r"local variable '(\w+)'", str(error))
+        if found:
+            error.add_note(f"({found.group(1)} is not defined on this path)")

@@ -2,6 +2,7 @@
 max_contiguous, max_constancy, assume, debug_barrier, static_assert, static_print."""
 from __future__ import annotations
 
+from .errors import StaticAssertionError
 from .tensor import round_to
 
 
@@ -27,7 +28,7 @@ def debug_barrier():
 
 def static_assert(cond, msg=""):
     if not cond:
-        raise AssertionError(f"static_assert failed: {msg}")
+        raise StaticAssertionError(f"static_assert failed: {msg}")
 
 
 def static_print(*values, **kw):

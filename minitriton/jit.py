@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import dis
 import functools
 import hashlib
 import inspect
 import math
+import os
 import threading
 import types
 
@@ -37,6 +39,9 @@ LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "enable_fp_f
 # 1.6-1.8x at 1024; on two interleaved runs over Triton's tutorials none was slower at 1024)
 LOCKSTEP_ROWS = 1024
 MAX_PROGRAMS = 1 << 26  # programs per launch: beyond, the program-id table alone would take gigabytes
+# the frames that enter a @jit function's body (errors.kernel_positions): the launch, and a call
+# from one @jit function to another
+_ENTRIES = {(__file__, "_run_programs"), (__file__, "__call__")}
 
 
 def _ordered(args, what):
@@ -109,6 +114,53 @@ def _global_deps(fn, visiting: set) -> list:
         elif inspect.isfunction(v):
             deps.append((name, _helper_key(v, visiting)))
     return deps
+
+
+def _loaded_globals(code) -> set:
+    """The global names a function's code reads (its comprehensions' too)."""
+    names = {i.argval for i in dis.get_instructions(code) if i.opname == "LOAD_GLOBAL"}
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            names |= _loaded_globals(c)
+    return names
+
+
+def _readable_from_a_kernel(name, v, annotations) -> bool:
+    """Triton's rule for a global a @jit function reads: only what cannot change what was
+    compiled without it noticing (constexprs, by value or annotation; types; modules; @jit
+    functions; the language's own functions and classes; named tuples, aggregates)."""
+    if isinstance(v, (constexpr, D.dtype, types.ModuleType, JITFunction, aggregates.constexpr_function)):
+        return True
+    if D.is_annotation(annotations.get(name), constexpr):
+        return True
+    module = getattr(v, "__module__", None) or ""
+    if module.split(".")[0] in ("minitriton", "triton", "autotune"):
+        return True
+    return isinstance(v, type) and (issubclass(v, tuple) and hasattr(v, "_fields") or aggregates.is_aggregate_class(v))
+
+
+def _refuse_outside_names(fn, names):
+    """A @jit function that reads a non-constexpr global, or such a variable of a function around
+    it, is refused as Triton refuses it: what it read would be compiled in, and a later change
+    would go unseen ($TRITON_ALLOW_NON_CONSTEXPR_GLOBALS=1 lets them through)."""
+    if os.environ.get("TRITON_ALLOW_NON_CONSTEXPR_GLOBALS") == "1":
+        return      # (Triton's switch for globals; here it lets the enclosing function's variables through too)
+    for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
+        try:
+            v = cell.cell_contents
+        except ValueError:      # not bound yet: Python says so when it is read
+            continue
+        if not _readable_from_a_kernel(name, v, {}):
+            raise NameError(f"{name} is not defined: a @jit function cannot read a variable of the function it is "
+                            f"defined in (as in Triton); make '{name}' a global constexpr or pass it as an argument")
+    annotations = fn.__globals__.get("__annotations__", {})
+    for name in names:
+        v = fn.__globals__.get(name, _MISSING)
+        if v is not _MISSING and not _readable_from_a_kernel(name, v, annotations):
+            raise NameError(f"Cannot access global variable {name} from within @jit'ed function. Triton kernels can "
+                            f"only access global variables that are instantiated as constexpr "
+                            f"(`x = triton.language.constexpr(42)`) or annotated `x: triton.language.constexpr = 42`; "
+                            f"pass it as an argument, or set TRITON_ALLOW_NON_CONSTEXPR_GLOBALS=1")
 
 
 def _global_names(code) -> set:
@@ -220,7 +272,12 @@ class JITFunction:
         """The kernel's code with control flow lowered to masks (lowering.py), or None."""
         return lowering.lower(self.fn)
 
+    @functools.cached_property
+    def _read_globals(self):
+        return sorted(_loaded_globals(self.fn.__code__))
+
     def _body(self):
+        _refuse_outside_names(self.fn, self._read_globals)
         g = dict(self.fn.__globals__)
         g["__builtins__"] = _KERNEL_BUILTINS
         code = self.lowered
@@ -361,11 +418,11 @@ class JITFunction:
         context.start_deadline()   # loops check it: a launch that never ends stops with an error
         pids = _program_ids(grid)[:1] if check_only else _program_ids(grid)
         recorder = counting.active()
-        body = self._body()
         warps = (options or {}).get("num_warps", 4)
         counts, sampled = [], False
         path = "lockstep"
         try:
+            body = self._body()
             try:
                 if _mode.sequential:
                     raise Divergent("one program at a time requested")
@@ -414,6 +471,7 @@ class JITFunction:
             for b in buffers:
                 b.reset()
             if isinstance(e, Exception) and not getattr(e, "_mt_noted", False):
+                errors.note_positions(e, errors.kernel_positions(e.__traceback__, _ENTRIES))
                 e.add_note(f"(in minitriton kernel '{self.__name__}', grid {grid})")
                 e._mt_noted = True
             if isinstance(e, Exception) and not isinstance(e, errors.TritonError):

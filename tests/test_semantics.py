@@ -573,3 +573,51 @@ def test_an_assert_in_a_branch_is_checked_only_by_programs_taking_it():
         np.testing.assert_array_equal(o, [2, 0, 2, 0])
     with pytest.raises(AssertionError, match=r"program \(2, 0, 0\): zero"):
         run([5, 0, 0, 0])
+
+
+PLAIN_GLOBAL = 3
+
+
+@mt.jit
+def reads_a_plain_global(out_ptr):
+    tl.store(out_ptr, PLAIN_GLOBAL)
+
+
+def test_a_plain_global_is_refused_unless_allowed_and_errors_say_where(monkeypatch):
+    out = np.zeros(1, np.int32)
+    with pytest.raises(NameError, match="Cannot access global variable PLAIN_GLOBAL") as e:
+        reads_a_plain_global[(1,)](out)
+    assert isinstance(e.value, mt.CompilationError)
+    monkeypatch.setenv("TRITON_ALLOW_NON_CONSTEXPR_GLOBALS", "1")
+    reads_a_plain_global[(1,)](out)
+    assert out[0] == 3
+
+    def local_block():
+        size = 8
+
+        @mt.jit
+        def k(out_ptr):
+            tl.store(out_ptr + tl.arange(0, size), 1)
+        return k
+    monkeypatch.delenv("TRITON_ALLOW_NON_CONSTEXPR_GLOBALS")
+    with pytest.raises(NameError, match="size is not defined"):
+        local_block()[(1,)](np.zeros(8, np.int32))
+
+
+@mt.jit
+def sums_on_a_missing_axis(x):
+    return tl.sum(x, axis=2)
+
+
+@mt.jit
+def calls_a_failing_helper(out_ptr):
+    x = tl.arange(0, 8)
+    tl.store(out_ptr, sums_on_a_missing_axis(x))
+
+
+def test_an_error_in_a_kernel_says_where_in_the_kernel_and_in_the_helper():
+    with pytest.raises(ValueError) as e:
+        calls_a_failing_helper[(1,)](np.zeros(1, np.int32))
+    notes = "\n".join(e.value.__notes__)
+    assert "at 2:11:\n    return tl.sum(x, axis=2)\n           ^" in notes       # in the helper
+    assert "at 3:22:\n    tl.store(out_ptr, sums_on_a_missing_axis(x))\n                      ^" in notes   # and the call

@@ -18,3 +18,9 @@ def with_allocator():
 def _tuning_cache_in_a_temporary_directory(tmp_path, monkeypatch):
     """Ported tests that autotune keep their results out of the user's cache."""
     monkeypatch.setenv("MINITRITON_CACHE_DIR", str(tmp_path / "minitriton-cache"))
+
+
+@pytest.fixture
+def fresh_triton_cache():
+    """Triton's tests that must compile afresh clear its kernel cache; minitriton keeps none."""
+    return None

@@ -1,0 +1,89 @@
+"""`triton.compile(triton.compiler.ASTSource(fn, signature, constexprs))`: what Triton's compiler
+entry point refuses, refused here.
+
+Triton compiles a kernel for a signature (`{"x_ptr": "*fp32", "n": "i32", "BLOCK": "constexpr"}`)
+and raises CompilationError for what its front end cannot type.  minitriton compiles nothing: it
+runs the kernel's first program with the signature's kinds of values (arguments of each type
+with a placeholder value, pointers to a small zeroed array, constexprs as given) and its writes
+dropped, as a `warmup` launch does, so a kernel that Triton refuses fails here with the same
+kind of error.  The placeholder arrays are not the real ones: an access outside them says
+nothing about the kernel, so it is not an error of compiling.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtypes as D
+from ..jit import JITFunction
+from ..memory import OutOfBoundsError
+
+PLACEHOLDER_ELEMENTS = 4096
+
+
+class ASTSource:
+    """A @jit function with the signature (parameter name -> Triton type string) and the
+    constexpr values (by name) to compile it for."""
+
+    def __init__(self, fn, signature, constexprs=None, attrs=None):
+        if not isinstance(fn, JITFunction):
+            raise TypeError(f"ASTSource: fn must be a @jit function, got {fn!r}")
+        if not isinstance(signature, dict):
+            raise TypeError(f"ASTSource: signature must be a dict of parameter name -> type string, got {signature!r}")
+        self.fn, self.signature, self.constexprs, self.attrs = fn, dict(signature), dict(constexprs or {}), attrs
+        unknown = [k for k in list(self.signature) + list(self.constexprs) if k not in fn.arg_names]
+        if unknown:
+            raise ValueError(f"ASTSource: {unknown} are not parameters of '{fn.__name__}' ({fn.arg_names})")
+        self.name = fn.__name__
+
+
+class CompiledKernel:
+    """What `compile` returns: the source it checked (minitriton keeps no binary)."""
+
+    def __init__(self, src: ASTSource):
+        self.src, self.name = src, src.name
+        self.metadata = {"name": src.name, "signature": dict(src.signature), "constexprs": dict(src.constexprs)}
+        self.asm = {}
+
+
+def _placeholder(kind: str):
+    """A value of the Triton type `kind` ("i32", "fp16", "*fp32", "constexpr", ...)."""
+    if kind.startswith("*"):
+        name = kind.lstrip("*k")
+        name = {"i1": "int1"}.get(name, f"int{name[1:]}" if name[:1] == "i" else
+                                  f"uint{name[1:]}" if name[:1] == "u" else name)
+        found = [d for d in D.ALL if d.name == name]
+        if not found:
+            raise ValueError(f"compile: unknown pointer type {kind!r} in the signature")
+        return np.zeros(PLACEHOLDER_ELEMENTS, found[0].np)
+    if kind in ("i1", "u1"):
+        return True
+    if kind[0] in "iu":
+        return 1
+    if kind.startswith(("fp", "bf")):
+        return 1.0
+    raise ValueError(f"compile: unknown type {kind!r} in the signature")
+
+
+def compile(src, target=None, options=None):
+    """Check `src` as Triton's compiler would (see the module's docstring); returns a
+    CompiledKernel, or raises the kernel's CompilationError."""
+    if not isinstance(src, ASTSource):
+        raise TypeError(f"compile: expected a triton.compiler.ASTSource, got {type(src).__name__}")
+    fn = src.fn
+    args = {}
+    for name, param in fn.signature.parameters.items():
+        if name in src.constexprs:
+            args[name] = src.constexprs[name]
+        elif name in src.signature and src.signature[name] != "constexpr":
+            args[name] = _placeholder(src.signature[name])
+        elif param.default is not param.empty:
+            continue
+        elif name in src.signature:
+            raise ValueError(f"compile: constexpr parameter '{name}' of '{fn.__name__}' has no value in constexprs")
+        else:
+            raise ValueError(f"compile: parameter '{name}' of '{fn.__name__}' is in neither signature nor constexprs")
+    try:
+        fn.warmup(grid=(1,), **args)
+    except OutOfBoundsError:
+        pass            # the placeholder arrays are smaller than the real ones
+    return CompiledKernel(src)
