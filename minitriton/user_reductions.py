@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import dtypes as D
+from .errors import CompilationError
 from .tensor import tensor, to_tensor, constexpr
 from .shapes import broadcast_to, reshape
 
@@ -57,6 +58,22 @@ def _operands(input, axis, what):
     return single, xs, axis
 
 
+def _check_lambda(combine_fn, what):
+    """A lambda as the combine function may capture constexprs only, as in Triton: a block or a
+    runtime scalar of the kernel is refused (Triton compiles the lambda on its own)."""
+    if getattr(combine_fn, "__name__", None) != "<lambda>":
+        return
+    for name, cell in zip(combine_fn.__code__.co_freevars, combine_fn.__closure__ or ()):
+        try:
+            captured = cell.cell_contents
+        except ValueError:
+            continue
+        if isinstance(captured, tensor):
+            raise CompilationError(f"lambda can only capture constexpr values: the combine function of tl.{what} "
+                                   f"captures '{name}', a block or runtime value of the kernel; pass it in as an "
+                                   f"operand or make it a tl.constexpr")
+
+
 def _call(combine_fn, left, right, n, what):
     out = combine_fn(*left, *right)
     out = list(out) if isinstance(out, (tuple, list)) else [out]
@@ -75,6 +92,7 @@ def _call(combine_fn, left, right, n, what):
 
 
 def reduce(input, axis, combine_fn, keep_dims=False):
+    _check_lambda(combine_fn, "reduce")
     single, xs, axis = _operands(input, axis, "reduce")
     full_shape, every_axis = xs[0].shape, axis is None
     if every_axis:
@@ -99,6 +117,7 @@ def reduce(input, axis, combine_fn, keep_dims=False):
 
 
 def associative_scan(input, axis, combine_fn, reverse=False):
+    _check_lambda(combine_fn, "associative_scan")
     single, xs, axis = _operands(input, axis, "associative_scan")
     if axis is None:
         raise ValueError("tl.associative_scan needs an axis")
