@@ -34,6 +34,7 @@ from .space import Config, Space, as_config
 from .task import Task
 from .transfer import describe_source
 from . import user_bench
+from .tuning_keys import buckets, kernel_key, tuner_key
 from .tuners import TUNERS, AutoTVMTuner, Tuner
 from .verify import check_answers
 
@@ -57,44 +58,6 @@ def print_autotuning() -> bool:
     """Say each tuning's result on stdout: $MINITRITON_PRINT_AUTOTUNING=1, or Triton's own
     $TRITON_PRINT_AUTOTUNING=1 (ported code sets that one)."""
     return "1" in (os.environ.get("MINITRITON_PRINT_AUTOTUNING"), os.environ.get("TRITON_PRINT_AUTOTUNING"))
-
-
-def _kernel_key(fn) -> str:
-    """What identifies the kernel's code: its source and its dependencies (jitted helpers it
-    calls, global constants it reads), through @heuristics wrappers."""
-    while not hasattr(fn, "cache_key") and hasattr(fn, "fn"):
-        fn = fn.fn
-    return fn.cache_key() if hasattr(fn, "cache_key") else source_of(fn)
-
-
-def _tuner_key(tuner):
-    """A tuner by its settings (its class and what it was given), never by its memory address."""
-    if isinstance(tuner, str):
-        return tuner
-    if isinstance(tuner, type):
-        return f"{tuner.__module__}.{tuner.__qualname__}"
-    settings = tuner.settings() if hasattr(tuner, "settings") else {
-        k: v for k, v in sorted(vars(tuner).items()) if isinstance(v, (bool, int, float, str, type(None)))}
-    return {"class": f"{type(tuner).__module__}.{type(tuner).__qualname__}", "settings": settings}
-
-
-def _buckets(bucket, key):
-    """Per key argument, the function that rounds its value for the cache key."""
-    if bucket is None:
-        return {"M": mt.next_power_of_2} if "M" in key else {}
-    if bucket is False:
-        return {}
-    if callable(bucket):
-        if "M" not in key:
-            raise ValueError(f"autotune: bucket=<function> rounds M, but M is not in key={key}; "
-                             f"give bucket={{name: function}} for another key argument")
-        return {"M": bucket}
-    if isinstance(bucket, dict) and all(callable(f) for f in bucket.values()):
-        unknown = sorted(set(bucket) - set(key))
-        if unknown:
-            raise ValueError(f"autotune: bucket= names {unknown}, which are not in key={key}")
-        return dict(bucket)
-    raise TypeError(f"autotune: bucket= must be None, False, a callable (for M) or a dict of callables, got {bucket!r}")
 
 
 class AutotunerError(mt.TritonError, ValueError):
@@ -177,7 +140,7 @@ class Autotuner:
                 isinstance(x, int) and not isinstance(x, bool) and x > 0 for x in remeasure))):
             raise ValueError(f"{where}: remeasure= must be 'auto', False or (k, r) positive ints, got {remeasure!r}")
         self.remeasure = remeasure or False
-        self.buckets = _buckets(bucket, self.keys)
+        self.buckets = buckets(bucket, self.keys)
         self._key_plan = [(k, self.arg_names.index(k), self.buckets.get(k)) for k in self.keys]
         self.cache_dir, self.progress, self.cache_results = cache_dir, progress, bool(cache_results)
         if verify not in (None, False, True) and not callable(verify):
@@ -461,12 +424,12 @@ class Autotuner:
             at[k] = f(all_args[k])
         configs = self.prune_configs(at) if self.configs is not None else None
         task, _ = self._tuning_task(key, all_args, grid, configs)
-        settings = dict(tuner=_tuner_key(self.tuner), budget=self.budget, seed=self.seed, repeats=self.repeats,
+        settings = dict(tuner=tuner_key(self.tuner), budget=self.budget, seed=self.seed, repeats=self.repeats,
                         remeasure=list(self.remeasure) if isinstance(self.remeasure, tuple) else self.remeasure)
         if self.sources:
             settings["transfer"] = [describe_source(s) for s in self.sources]
         what = [c.all_kwargs() for c in configs] if configs is not None else repr(self.space)
-        ckey = digest(self.__name__, _kernel_key(self.fn), self.device.fingerprint, settings, what, list(key))
+        ckey = digest(self.__name__, kernel_key(self.fn), self.device.fingerprint, settings, what, list(key))
         return task, configs, ckey, settings
 
     def _tune(self, key, all_args, grid) -> Config:

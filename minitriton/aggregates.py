@@ -13,7 +13,7 @@ fields as `tl.tuple`s (named tuples keep their field names).  Without an `__init
 the class gets one that takes the fields in order (defaults from the class body); methods may be
 @jit or constexpr functions.  Its fields are set once, by the initializer: assigning one later
 is refused, as Triton refuses it at compile time.  Divergent control flow merges two
-aggregates of one class field by field (control.select), and narrowing moves their fields
+aggregates of one class field by field (merging.select), and narrowing moves their fields
 (narrowing.take); `fields` and `rebuild` are what they use.
 """
 from __future__ import annotations

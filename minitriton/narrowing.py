@@ -22,7 +22,7 @@ _SHARED = (constexpr, D.dtype, D.pointer_type)
 def parts(x):
     """A value made of per-program parts (an aggregate, a tensor descriptor): (what two such
     values must share to be merged, its parts by name, a function building the same kind of value
-    from new parts), or None.  Merging (control.select) and moving between row sets (take,
+    from new parts), or None.  Merging (merging.select) and moving between row sets (take,
     widen) go through it, part by part."""
     if aggregates.is_aggregate(x):
         return type(x), {f: getattr(x, f) for f in aggregates.fields(x)}, lambda p: aggregates.rebuild(x, p)

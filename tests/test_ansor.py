@@ -110,7 +110,7 @@ def test_resumed_ansor_continues_from_its_records(tmp_path):
 
 
 def test_settings_are_part_of_the_cache_key():
-    from autotune.autotuner import _tuner_key
+    from autotune.tuning_keys import tuner_key as _tuner_key
     assert _tuner_key(AnsorTuner(variant="beam")) != _tuner_key(AnsorTuner())
     assert _tuner_key(AnsorTuner(population=256)) != _tuner_key(AnsorTuner())
 

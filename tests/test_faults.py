@@ -17,6 +17,7 @@ import minitriton.language as tl
 from autotune import autotune, Config, Task, tune, RecordLog, Record
 from autotune.cache import TuningCache
 import autotune.autotuner as autotuner_module
+import autotune.tuning_keys as tuning_keys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -212,8 +213,8 @@ def test_the_cache_key_covers_helpers_and_global_constants():
 def test_tuner_objects_are_keyed_by_their_settings():
     from autotune.tuners import RandomTuner
     a, b = RandomTuner(seed=1), RandomTuner(seed=1)
-    assert autotuner_module._tuner_key(a) == autotuner_module._tuner_key(b)
-    assert autotuner_module._tuner_key(a) != autotuner_module._tuner_key(RandomTuner(seed=2))
+    assert tuning_keys.tuner_key(a) == tuning_keys.tuner_key(b)
+    assert tuning_keys.tuner_key(a) != tuning_keys.tuner_key(RandomTuner(seed=2))
 
 
 # ---------------------------------------------------------------- tuning at the real M
