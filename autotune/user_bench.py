@@ -75,7 +75,7 @@ def time_config(do_bench, launch, config, args: dict, hooks: Hooks) -> float:
     if isinstance(first, bool) or not isinstance(first, (int, float, np.integer, np.floating)):
         raise TypeError(f"autotune: do_bench must return a time or a list of times (the first compared), "
                         f"got {times!r}")
-    return float(first)
+    return float(first) if math.isfinite(first) else math.inf     # a NaN time never wins
 
 
 def fastest(do_bench, launch, configs, args: dict, hooks: Hooks):

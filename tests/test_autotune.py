@@ -391,3 +391,17 @@ def test_a_do_bench_of_the_callers_own_times_the_configs_and_hooks_wrap_each_run
     hooked[lambda m: (mt.cdiv(1000, m["BLOCK"]),)](y, 1000)
     assert calls == [("pre", False), ("post", None)] * 3 + [("pre", True)]
     np.testing.assert_array_equal(y, np.full(1000, 4, np.float32))   # a user's hooks replace the restoring ones
+
+
+def test_a_do_bench_returning_nan_or_junk(tmp_path):
+    configs = [Config({"BLOCK": b}) for b in (16, 128)]
+    times = iter([float("nan"), 3.0])
+    k = autotune(configs=configs, key=["n"], do_bench=lambda call, quantiles: [next(times)], cache_dir=tmp_path)(
+        add_one_kernel)
+    x = np.zeros(100, np.float32)
+    k[lambda m: (mt.cdiv(100, m["BLOCK"]),)](x, 100)
+    assert k.best_config == configs[1]                     # the NaN time never wins
+    bad = autotune(configs=configs, key=["n"], do_bench=lambda call, quantiles: "fast", cache_dir=tmp_path)(
+        add_one_kernel)
+    with pytest.raises(TypeError, match="do_bench must return a time"):
+        bad[lambda m: (mt.cdiv(100, m["BLOCK"]),)](x, 100)
