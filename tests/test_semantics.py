@@ -621,3 +621,23 @@ def test_an_error_in_a_kernel_says_where_in_the_kernel_and_in_the_helper():
     notes = "\n".join(e.value.__notes__)
     assert "at 2:11:\n    return tl.sum(x, axis=2)\n           ^" in notes       # in the helper
     assert "at 3:22:\n    tl.store(out_ptr, sums_on_a_missing_axis(x))\n                      ^" in notes   # and the call
+
+
+def test_compile_checks_a_kernel_for_a_signature_and_refuses_what_it_cannot_check():
+    @mt.jit
+    def scale(x_ptr, n, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)
+
+    done = mt.compile(mt.compiler.ASTSource(scale, {"x_ptr": "*fp32", "n": "i32"}, {"BLOCK": 64}))
+    assert done.name == "scale" and done.metadata["constexprs"] == {"BLOCK": 64}
+    with pytest.raises(mt.CompilationError, match="power of 2"):
+        mt.compile(mt.compiler.ASTSource(scale, {"x_ptr": "*fp32", "n": "i32"}, {"BLOCK": 48}))
+    with pytest.raises(ValueError, match="unknown type 'f99'"):
+        mt.compile(mt.compiler.ASTSource(scale, {"x_ptr": "*fp32", "n": "f99"}, {"BLOCK": 64}))
+    with pytest.raises(ValueError, match=r"\['m'\] are not parameters"):
+        mt.compiler.ASTSource(scale, {"m": "i32"})
+    with pytest.raises(TypeError, match="must be a @jit function"):
+        mt.compiler.ASTSource(lambda: None, {})
+    with pytest.raises(NotImplementedError, match="ir_override"):
+        scale[(1,)](np.zeros(4, np.float32), 4, BLOCK=4, ir_override="kernel.ttgir")
