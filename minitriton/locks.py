@@ -20,7 +20,9 @@ program reaches the lock, and each lock goes to its programs in turn, the order 
 groups of the fallback would have taken it, so the sums come out with the same bits.
 
 Lowering (lowering.py) asks `spin_pointer` whether a statement of a kernel's top level is such
-a loop and wraps it and everything after it in a loop over `Rounds`.  Whatever the rounds do
+a loop and wraps it and everything after it in a loop over `Rounds`, after taking out of it the
+arithmetic every round would repeat on the same inputs (`invariants`: layer norm's
+`DW + lock_id * N + cols`), computed once for all programs before the rounds.  Whatever the rounds do
 not make safe they leave to the old way: a lock pointer that is not one address per program,
 values that cannot move between row sets, tracing (whose counts want every program), and a
 round whose loop still spins (the lock is not released, or the programs wait for something
@@ -29,6 +31,7 @@ else) raises Stalled as before.
 from __future__ import annotations
 
 import ast
+import copy
 
 import numpy as np
 
@@ -78,6 +81,47 @@ def spin_pointer(stmt) -> ast.expr | None:
     call = calls[0]
     pointer = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "pointer"), None)
     return pointer if pointer is not None and _pure(pointer) else None
+
+
+def invariants(region, before, fresh):
+    """The arithmetic of the region that every round would compute again with the same inputs
+    (`DW + lock_id * N + cols`: names bound before the lock and never rebound in the region),
+    taken out of it: (assignments to run once before the rounds, the region reading their names
+    instead).  Each round then takes the values' rows (narrowing.take) instead of computing
+    them anew; the values are the same, only computed once for every program.  `fresh()` names
+    a new variable."""
+    assigned = {n.id for s in region for n in ast.walk(s) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
+    region = copy.deepcopy(region)
+    hoisted, seen = [], {}
+
+    def invariant(node) -> bool:
+        if isinstance(node, ast.Name):
+            return node.id in before and node.id not in assigned
+        if isinstance(node, ast.Constant):
+            return True
+        if isinstance(node, ast.BinOp):
+            return invariant(node.left) and invariant(node.right)
+        if isinstance(node, ast.UnaryOp):
+            return invariant(node.operand)
+        return False
+
+    class Hoist(ast.NodeTransformer):
+        def visit_BinOp(self, node):
+            if not invariant(node):
+                return self.generic_visit(node)
+            key = ast.dump(node)
+            if key not in seen:
+                seen[key] = fresh()
+                hoisted.append(ast.Assign(targets=[ast.Name(seen[key], ast.Store())], value=node))
+            return ast.copy_location(ast.Name(seen[key], ast.Load()), node)
+
+        def visit_Lambda(self, node):       # their own scope: left as they are
+            return node
+
+        visit_FunctionDef = visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = visit_Lambda
+
+    spin, rest = region[0], [Hoist().visit(st) for st in region[1:]]
+    return [ast.fix_missing_locations(h) for h in hoisted], [spin] + rest
 
 
 def region_allowed(stmts) -> bool:

@@ -170,6 +170,10 @@ class _Lower(ast.NodeTransformer):
             before = set(bound)
             for x in stmts[:i]:
                 before.update(n.id for n in ast.walk(x) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store))
+            hoisted, region = locks.invariants(stmts[i:], before - set(self.skip), lambda: self.fresh("inv"))
+            stmts = stmts[:i] + hoisted + region
+            i += len(hoisted)
+            before.update(h.targets[0].id for h in hoisted)
             reads = []
             for x in stmts[i:]:
                 for n in ast.walk(x):

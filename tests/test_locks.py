@@ -126,3 +126,24 @@ def test_spin_locks_are_recognised_by_their_shape(src, found):
     stmt = ast.parse(textwrap.dedent(src)).body[0]
     pointer = locks.spin_pointer(stmt)
     assert (None if pointer is None else ast.unparse(pointer)) == found
+
+
+def test_the_arithmetic_every_round_would_repeat_is_done_once_before_the_rounds():
+    region = ast.parse(textwrap.dedent('''
+        while tl.atomic_cas(Lock, 0, 1) == 1:
+            pass
+        count = tl.load(Count + lock_id)
+        if count != 0:
+            partial += tl.load(DW + lock_id * N + cols, mask=mask)
+        tl.store(DW + lock_id * N + cols, partial, mask=mask)
+        tl.store(Count + lock_id, count + 1)
+        tl.atomic_xchg(Lock, 0)
+    ''')).body
+    names = iter(["t0", "t1", "t2"])
+    before = {"Lock", "Count", "lock_id", "DW", "N", "cols", "mask", "partial"}
+    hoisted, out = locks.invariants(region, before, lambda: next(names))
+    assert [ast.unparse(h) for h in hoisted] == ["t0 = Count + lock_id", "t1 = DW + lock_id * N + cols"]
+    body = ast.unparse(ast.Module(out, []))
+    assert "tl.load(t0)" in body and body.count("t1") == 2           # each computed once, read twice
+    assert "count + 1" in body and "partial +=" in body              # what the region rebinds stays in it
+    assert ast.unparse(region[0]) == ast.unparse(out[0])            # the spin loop is left as it is
