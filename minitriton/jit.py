@@ -27,7 +27,7 @@ from .addresses import AddressSpace
 from .storage import bind_buffers
 from .tools.tensor_descriptor import TensorDescriptor
 from .memory import argument_pointer
-from .tensor import Divergent, MemoryPressure, Stalled, argument, constexpr, tensor
+from .tensor import FROM_ABOVE, Divergent, MemoryPressure, Stalled, argument, constexpr, tensor
 from .elementwise import minimum, maximum
 from .debug import kernel_print
 from .ranges import Range
@@ -344,7 +344,11 @@ class JITFunction:
         return None
 
     def warmup(self, *args, grid, **kwargs):
-        return self.run(*args, grid=grid, warmup=True, **kwargs)
+        """Triton's warmup: the kernel checked for these arguments (see run) and, as Triton returns
+        its compiled kernel, an object to read its resources from and launch it by (compiler/source.py)."""
+        self.run(*args, grid=grid, warmup=True, **kwargs)
+        warmed = FROM_ABOVE.get("warmed")
+        return warmed(self, args, kwargs) if warmed is not None else None
 
     def _grid(self, grid, bound):
         if callable(grid):

@@ -151,3 +151,37 @@ def test_persistent_matmul_through_tensor_descriptors():
     matmul_persistent[(5,)](a, b, masked, M, N, K, NUM_SMS=5, BM=64, BN=64, BK=32)
     np.testing.assert_allclose(c, a.astype(np.float32) @ b.astype(np.float32), rtol=2e-2, atol=5e-2)
     np.testing.assert_array_equal(c, masked)
+
+
+def test_tutorial_02_host_code_sizes_its_persistent_grid_from_the_device_and_the_warmed_kernel():
+    """Triton's tutorial 02 host code, as it is written (numpy for torch): the device's
+    properties from `triton.runtime.driver`, the kernel's registers and shared memory from
+    `warmup`, the occupancy from both, and the launch through the warmed kernel."""
+    import minitriton as triton
+    from minitriton.runtime import driver
+    from kernels.tutorials import softmax_persistent as softmax_kernel
+
+    DEVICE = triton.runtime.driver.active.get_active_torch_device()
+    properties = driver.active.utils.get_device_properties(DEVICE.index)
+    NUM_SM, NUM_REGS = properties["multiprocessor_count"], properties["max_num_regs"]
+    SIZE_SMEM, WARP_SIZE = properties["max_shared_mem"], properties["warpSize"]
+    assert triton.runtime.driver.active.get_current_target().warp_size == WARP_SIZE == 32
+
+    x = np.random.default_rng(0).standard_normal((1823, 781)).astype(np.float32)
+    n_rows, n_cols = x.shape
+    BLOCK_SIZE = triton.next_power_of_2(n_cols)
+    num_warps, num_stages = 8, 2
+    y = np.empty_like(x)
+    kernel = softmax_kernel.warmup(y, x, x.strides[0] // 4, y.strides[0] // 4, n_rows, n_cols, BLOCK_SIZE=BLOCK_SIZE,
+                                   num_stages=num_stages, num_warps=num_warps, grid=(1, ))
+    kernel._init_handles()
+    n_regs, size_smem = kernel.n_regs, kernel.metadata.shared
+    assert n_regs >= 32 and kernel.n_spills == 0 and size_smem >= 0
+    occupancy = NUM_REGS // (n_regs * WARP_SIZE * num_warps)
+    if size_smem > 0:
+        occupancy = min(occupancy, SIZE_SMEM // size_smem)
+    num_programs = min(NUM_SM * occupancy, n_rows)
+    assert 1 <= num_programs <= n_rows
+    kernel[(num_programs, 1, 1)](y, x, x.strides[0] // 4, y.strides[0] // 4, n_rows, n_cols)
+    e = np.exp(x - x.max(1, keepdims=True))
+    np.testing.assert_allclose(y, e / e.sum(1, keepdims=True), rtol=1e-5, atol=1e-7)

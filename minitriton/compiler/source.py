@@ -13,9 +13,13 @@ from __future__ import annotations
 
 import numpy as np
 
+import types
+
 from .. import dtypes as D
+from ..hypogpu.trace import trace
 from ..jit import JITFunction
 from ..memory import OutOfBoundsError
+from ..tensor import FROM_ABOVE
 
 PLACEHOLDER_ELEMENTS = 4096
 
@@ -43,6 +47,46 @@ class CompiledKernel:
         self.src, self.name = src, src.name
         self.metadata = {"name": src.name, "signature": dict(src.signature), "constexprs": dict(src.constexprs)}
         self.asm = {}
+
+
+class WarmedKernel:
+    """What `kernel.warmup(*args, grid=..., **meta)` returns, as Triton returns its compiled kernel
+    (tutorial 02 reads its registers and shared memory to size a persistent grid, then launches
+    it): `n_regs` per thread and `metadata.shared` bytes as HypoGPU estimates them for this launch
+    (traced, nothing runs), no spills, and `kernel[grid](*runtime_args)` launching it with the
+    meta-parameters and options it was warmed up with."""
+
+    def __init__(self, fn, args, kwargs):
+        self.fn, self.name = fn, fn.__name__
+        self.meta = {k: v for k, v in kwargs.items() if k != "warmup"}
+        self._args = args
+        self._profile = None
+        self.n_spills = 0
+        self.asm = {}
+
+    def _resources(self):
+        if self._profile is None:
+            profiles = trace(lambda: self.fn.run(*self._args, grid=(1,), **self.meta))
+            self._profile = profiles[0] if profiles else None
+        return self._profile
+
+    @property
+    def n_regs(self) -> int:
+        p = self._resources()
+        return int(np.max(p.regs)) if p is not None else 32
+
+    @property
+    def metadata(self):
+        p = self._resources()
+        shared = int(np.max(np.asarray(p.smem_stage) * np.maximum(np.asarray(p.num_stages), 1))) if p else 0
+        return types.SimpleNamespace(name=self.name, shared=shared, num_warps=self.meta.get("num_warps", 4),
+                                     num_stages=self.meta.get("num_stages", 3))
+
+    def _init_handles(self):
+        """(Triton loads the binary onto the device here; there is none.)"""
+
+    def __getitem__(self, grid):
+        return lambda *args: self.fn.run(*args, grid=grid, **self.meta)
 
 
 def _placeholder(kind: str):
@@ -87,3 +131,6 @@ def compile(src, target=None, options=None):
     except OutOfBoundsError:
         pass            # the placeholder arrays are smaller than the real ones
     return CompiledKernel(src)
+
+
+FROM_ABOVE.update(warmed=WarmedKernel)       # for JITFunction.warmup

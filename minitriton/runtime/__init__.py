@@ -1,5 +1,5 @@
 """Triton's `triton.runtime` names, for code written against them: the launch's (`JITFunction`,
-`reinterpret`, the errors) from minitriton, and the tuner's (`Autotuner` with Triton's
+`reinterpret`, the errors, `driver`: the device as HypoGPU models it) from minitriton, and the tuner's (`Autotuner` with Triton's
 constructor, `Heuristics`, `autotune`, `heuristics`) from the autotune package, loaded on first
 use through minitriton's one upward reference."""
 from .. import from_autotune
@@ -7,11 +7,13 @@ from ..configs import Config
 from ..errors import InterpreterError
 from ..hypogpu import OutOfResources
 from ..jit import JITFunction, jit, reinterpret
+from .driver import driver
 
 _TUNER_NAMES = {"Autotuner": "RuntimeAutotuner", "Heuristics": "Heuristics", "autotune": "autotune",
                 "heuristics": "heuristics"}
 
-__all__ = ["Config", "InterpreterError", "OutOfResources", "JITFunction", "jit", "reinterpret", *_TUNER_NAMES]
+__all__ = ["Config", "InterpreterError", "OutOfResources", "JITFunction", "jit", "reinterpret", "driver",
+           *_TUNER_NAMES]
 
 
 def __getattr__(name):
