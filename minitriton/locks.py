@@ -56,15 +56,17 @@ def _called(func) -> str | None:
     return func.id if isinstance(func, ast.Name) else None
 
 
-def _pure(node) -> bool:
-    """An expression that gives the same value when evaluated twice in a row: names, numbers
-    and arithmetic on them."""
-    if isinstance(node, (ast.Name, ast.Constant)):
+def _pure(node, name_ok=lambda name: True) -> bool:
+    """An expression that gives the same value when evaluated twice in a row: names (those
+    `name_ok` accepts), numbers and arithmetic on them."""
+    if isinstance(node, ast.Name):
+        return name_ok(node.id)
+    if isinstance(node, ast.Constant):
         return True
     if isinstance(node, ast.BinOp):
-        return _pure(node.left) and _pure(node.right)
+        return _pure(node.left, name_ok) and _pure(node.right, name_ok)
     if isinstance(node, ast.UnaryOp):
-        return _pure(node.operand)
+        return _pure(node.operand, name_ok)
     return False
 
 
@@ -95,15 +97,7 @@ def invariants(region, before, fresh):
     hoisted, seen = [], {}
 
     def invariant(node) -> bool:
-        if isinstance(node, ast.Name):
-            return node.id in before and node.id not in assigned
-        if isinstance(node, ast.Constant):
-            return True
-        if isinstance(node, ast.BinOp):
-            return invariant(node.left) and invariant(node.right)
-        if isinstance(node, ast.UnaryOp):
-            return invariant(node.operand)
-        return False
+        return _pure(node, lambda name: name in before and name not in assigned)
 
     class Hoist(ast.NodeTransformer):
         def visit_BinOp(self, node):
