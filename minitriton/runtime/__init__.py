@@ -1,8 +1,7 @@
 """Triton's `triton.runtime` names, for code written against them: the launch's (`JITFunction`,
 `reinterpret`, the errors, `driver`: the device as HypoGPU models it) from minitriton, and the tuner's (`Autotuner` with Triton's
 constructor, `Heuristics`, `autotune`, `heuristics`) from the autotune package, loaded on first
-use through minitriton's one upward reference."""
-from .. import from_autotune
+use by this module's `__getattr__`, as minitriton's own package does."""
 from ..configs import Config
 from ..errors import InterpreterError
 from ..hypogpu import OutOfResources
@@ -18,5 +17,6 @@ __all__ = ["Config", "InterpreterError", "OutOfResources", "JITFunction", "jit",
 
 def __getattr__(name):
     if name in _TUNER_NAMES:
-        return from_autotune(_TUNER_NAMES[name])
+        import autotune as _autotune   # the upward alias, on first use (setup.cfg's contracts ignore it)
+        return getattr(_autotune, _TUNER_NAMES[name])
     raise AttributeError(f"module 'minitriton.runtime' has no attribute {name!r}")
