@@ -21,7 +21,7 @@ import numpy as np
 from . import context
 from . import dtypes as D
 from .storage import Buffer, OutOfBoundsError, Storage, flat_view, address_of, Window, Sources, window
-from .tensor import FROM_ABOVE, tensor, to_tensor
+from .tensor import FROM_ABOVE, tensor, to_tensor, round_to
 from .shapes import broadcast_to
 
 _SLOT = 1 << 40
@@ -377,6 +377,9 @@ def _windowed(buf, on, slot, base, steps, shape):
 
 
 def store(pointer, vals, m):
+    """`vals` may be fp32 values not yet rounded to a half-precision element type (memory.store
+    passes them so): a storage that only logs its stores rounds them as it converts them at
+    commit, any other gets them rounded here."""
     blocks = _row_blocks(pointer, m, "store", vals.shape[0])
     if blocks is not None:
         on, slot, base, steps = blocks
@@ -385,7 +388,8 @@ def store(pointer, vals, m):
             target = pointer.buf.space.slots[s]
             target.check_writable()
             sel = on & (slot == s)
-            target.storage.put(Window(base[sel] + target.origin, steps, pointer.shape), vals[sel])
+            target.storage.put(Window(base[sel] + target.origin, steps, pointer.shape),
+                               _rounded(target, vals[sel], pointer.buf.dtype))
         return
     slot, elem, m = _lanes(pointer, m, "store", vals.shape[0])
     vals = np.broadcast_to(vals, slot.shape)
@@ -393,7 +397,13 @@ def store(pointer, vals, m):
         target = pointer.buf.space.slots[s]
         target.check_writable()
         sel = m & (slot == s)
-        target.storage.put(elem[sel] + target.origin, vals[sel])
+        target.storage.put(elem[sel] + target.origin, _rounded(target, vals[sel], pointer.buf.dtype))
+
+
+def _rounded(target, vals, dtype):
+    if not (dtype.is_floating() and dtype.bits <= 16) or target.storage.logging and target.storage.dtype is dtype:
+        return vals
+    return round_to(vals, dtype)
 
 
 def cast_to_pointer(x: tensor, ptr_type) -> tensor:

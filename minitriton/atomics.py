@@ -14,7 +14,7 @@ from . import dtypes as D
 from . import fast_loops
 from . import context
 from .memory import check_not_const, check_pointer, count_access, access_mask, materialized, values_for
-from .tensor import tensor
+from .tensor import tensor, broadcast_rows
 
 _SEMANTICS = (None, "acquire", "release", "acq_rel", "relaxed")
 _SCOPES = (None, "gpu", "cta", "sys")
@@ -33,8 +33,9 @@ def _lanes(pointer, m, arrays, what):
     st = context.current()
     off, m = materialized(pointer, m, what, max([st.rows] + [a.shape[0] for a in arrays]))
     full = off.shape
-    flat = [np.broadcast_to(a, full).reshape(-1) for a in arrays]
-    sel = None if m is None else np.broadcast_to(m, full).reshape(-1)
+    flat = [(broadcast_rows(a, full) if a.ndim == len(full) else np.broadcast_to(a, full)).reshape(-1)
+            for a in arrays]
+    sel = None if m is None else m.reshape(-1)      # materialized broadcast it to `full`
     return full, off.reshape(-1), flat, sel
 
 

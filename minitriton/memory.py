@@ -12,7 +12,7 @@ import numpy as np
 from . import dtypes as D
 from . import addresses, block_ptr, context, counting
 from .storage import Buffer, OutOfBoundsError, Region, Window, window, program_view  # noqa: F401 (OutOfBoundsError: users import it here)
-from .tensor import FROM_ABOVE, POISON, tensor, to_tensor
+from .tensor import FROM_ABOVE, POISON, tensor, to_tensor, broadcast_rows
 from .arithmetic import broadcast_shape, binary, affine_bounds
 from .casts import cast, Rounding
 from .expressions import Expression
@@ -103,20 +103,26 @@ def access_mask(mask, shape, what):
     return None if v.all() else v
 
 
+_MIN, _MAX = np.minimum.reduce, np.maximum.reduce   # without ndarray.min's Python wrapper (hot: every access)
+
+
 def _affine_in_bounds(pointer):
     """Storage offsets of an affine pointer whose every lane lies inside its argument, else None."""
     if pointer.aff is None:
         return None
     c, steps = pointer.aff
-    if any(s < 0 for s, k in zip(steps, pointer.shape) if k > 1):
-        return None
-    steps = tuple(s if k > 1 else 0 for s, k in zip(steps, pointer.shape))
+    span, kept = 0, []
+    for s, k in zip(steps, pointer.shape):
+        if k > 1 and s < 0:
+            return None
+        kept.append(s if k > 1 else 0)
+        span += s * (k - 1) if k > 1 else 0
     buf = pointer.buf
     base = c + buf.origin
-    span = sum(s * (k - 1) for s, k in zip(steps, pointer.shape))
-    if base.min() < buf.lo or base.max() + span >= buf.hi:
+    lo, hi = (int(base[0]),) * 2 if base.shape[0] == 1 else (_MIN(base), _MAX(base))
+    if lo < buf.lo or hi + span >= buf.hi:
         return None
-    return base, steps
+    return base, tuple(kept)
 
 
 def _whole_region(pointer, value, st):
@@ -165,14 +171,15 @@ def materialized(pointer, m, what, rows=None):
     buf = pointer.buf
     off = pointer.v + buf.origin
     rows = max(off.shape[0], 1 if m is None else m.shape[0], rows or 1)
-    off = np.broadcast_to(off, (rows,) + off.shape[1:])
+    off = broadcast_rows(off, (rows,) + off.shape[1:])
     if m is not None:
-        m = np.broadcast_to(m, off.shape)
-    bad = (off < buf.lo) | (off >= buf.hi)
-    if m is not None:
-        bad &= m
-    if bad.any():
-        _raise_oob(pointer, off, bad, what)
+        m = broadcast_rows(m, off.shape) if m.ndim == off.ndim else np.broadcast_to(m, off.shape)
+    if m is not None or not off.size or off.min() < buf.lo or off.max() >= buf.hi:
+        bad = (off < buf.lo) | (off >= buf.hi)
+        if m is not None:
+            bad &= m
+        if bad.any():
+            _raise_oob(pointer, off, bad, what)
     if m is not None:
         off = np.where(m, off, buf.origin if buf.lo <= buf.origin < buf.hi else buf.lo)
     return off, m
@@ -333,7 +340,9 @@ def store(pointer, value, mask=None, boundary_check=(), cache_modifier="", evict
         return None
     buf = pointer.buf
     if isinstance(buf, addresses.MixedBuffer):
-        vals = values_for(pointer, value, "store")
+        # fp32 values bound for half precision come unrounded: addresses.store rounds them for a
+        # target that is not just logging its stores (the others round as they convert at commit)
+        vals = values_for(pointer, value, "store", unrounded_ok=True)
         m = access_mask(mask, pointer.shape, "store")
         if context.current().counts is not None:
             count_access(pointer, m, "stored")
@@ -357,9 +366,9 @@ def store(pointer, value, mask=None, boundary_check=(), cache_modifier="", evict
     fast = _affine_in_bounds(pointer) if m is None else None
     if fast is not None:
         base, steps = fast
-        vals = np.broadcast_to(vals, (max(base.shape[0], vals.shape[0]),) + pointer.shape)
+        vals = broadcast_rows(vals, (max(base.shape[0], vals.shape[0]),) + pointer.shape)
         if base.shape[0] < vals.shape[0]:
-            base = np.broadcast_to(base, vals.shape[:1])
+            base = broadcast_rows(base, vals.shape[:1])
         st.put(Window(base, steps, pointer.shape), vals)
         return None
     if m is not None and pointer.aff is not None and not any(n != 1 for n in m.shape[1:]):

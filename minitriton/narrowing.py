@@ -51,28 +51,52 @@ def movable(x) -> bool:
 
 
 def take(x, idx: np.ndarray, rows: int):
-    """x's values for programs idx (of `rows`); values shared by all programs stay shared."""
+    """x's values for programs idx (increasing, of `rows`); values shared by all programs stay
+    shared.  A run of consecutive programs (a lock's round, the programs left in a loop that
+    began as a run) is taken as a view: the values are never modified in place, and copying
+    them was most of what a round of a locked region cost."""
+    return _take(x, idx, _rows_of(idx), rows)
+
+
+def _rows_of(idx: np.ndarray):
+    """A basic slice selecting idx when it is a run of consecutive rows, else idx itself."""
+    n = idx.shape[0]
+    if n and int(idx[-1]) - int(idx[0]) == n - 1:
+        return slice(int(idx[0]), int(idx[0]) + n)
+    return idx
+
+
+def _take(x, idx, sel, rows):
+    if type(x) is tensor:       # the usual value first: none of the questions below apply to it
+        return _take_block(x, idx, sel, rows)
     if isinstance(x, tuple):
-        return tuple(take(v, idx, rows) for v in x)
+        return tuple(_take(v, idx, sel, rows) for v in x)
     if isinstance(x, list):  # a block pointer's fields
-        return [take(v, idx, rows) for v in x]
+        return [_take(v, idx, sel, rows) for v in x]
     if isinstance(x, block_pointer):
-        return block_pointer(x.base, take(x.shape, idx, rows), take(x.strides, idx, rows),
-                             take(x.offsets, idx, rows), x.block_shape, x.order)
+        return block_pointer(x.base, _take(x.shape, idx, sel, rows), _take(x.strides, idx, sel, rows),
+                             _take(x.offsets, idx, sel, rows), x.block_shape, x.order)
     split = parts(x)
     if split is not None:
-        return split[2]({k: take(v, idx, rows) for k, v in split[1].items()})
-    if not isinstance(x, tensor) or x.rows != rows or rows == 1:
+        return split[2]({k: _take(v, idx, sel, rows) for k, v in split[1].items()})
+    if not isinstance(x, tensor):
+        return x
+    return _take_block(x, idx, sel, rows)
+
+
+def _take_block(x, idx, sel, rows):
+    if x.rows != rows or rows == 1:
         return x
     if x._v is None and x.lazy is None and x.aff is not None:
-        return tensor(None, x.dtype, x.shape, aff=(x.aff[0][idx], x.aff[1]), buf=x.buf)
+        return tensor(None, x.dtype, x.shape, aff=(x.aff[0][sel], x.aff[1]), buf=x.buf)
     if x._v is None and x.lazy is None and x.pv is None and x.win is not None:
         src, base, steps = x.win
         out = tensor(None, x.dtype, x.shape)
-        out.win = (src.subset(idx) if hasattr(src, "subset") else src, base[idx], steps)
+        out.win = (src.subset(idx) if hasattr(src, "subset") else src, base[sel], steps)
         return out
-    aff = (x.aff[0][idx], x.aff[1]) if x.aff is not None and x.aff[0].shape[0] == rows else None
-    return tensor(np.ascontiguousarray(x.v[idx]), x.dtype, x.shape, aff=aff, buf=x.buf)
+    aff = (x.aff[0][sel], x.aff[1]) if x.aff is not None and x.aff[0].shape[0] == rows else None
+    v = x.v[sel]
+    return tensor(v if type(sel) is slice else np.ascontiguousarray(v), x.dtype, x.shape, aff=aff, buf=x.buf)
 
 
 def widen(x, idx: np.ndarray, rows: int):

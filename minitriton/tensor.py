@@ -62,6 +62,18 @@ def round_to(x: np.ndarray, dt) -> np.ndarray:
 _FP8_MAX = {d.name: np.float32(D.ml_dtypes.finfo(d.np).max) for d in D.FP8 if d is not D.float8e4b15}
 
 
+def broadcast_rows(a: np.ndarray, shape: tuple) -> np.ndarray:
+    """`a` broadcast to `shape`: itself when it has that shape, a copy when the result is small
+    (a per-program scalar, a flag: numpy's broadcast_to costs a fixed few microseconds, more than
+    copying a few thousand elements, and the hot paths of locks and atomics call it several times
+    a round), else a read-only view.  Callers never write into the result."""
+    if a.shape == shape:
+        return a
+    if a.ndim == len(shape) and a.shape[0] == 1 and a.shape[1:] == shape[1:] and a.size * shape[0] <= 4096:
+        return a.repeat(shape[0], axis=0)
+    return np.broadcast_to(a, shape)
+
+
 class _ArrayPool(threading.local):
     """Recycles the big arrays that tensors own outright (e.g. a matmul accumulator).
 
@@ -227,6 +239,10 @@ class tensor:
 
     def _materialize(self):
         c, steps = self.aff
+        if not self.shape:  # a scalar per program (a count, a flag, a pointer): its values as they are
+            out = c.astype(self.container)
+            out.flags.writeable = False
+            return out
         out = c.reshape((-1,) + (1,) * len(self.shape))
         for d, (n, s) in enumerate(zip(self.shape, steps)):
             if s and n > 1:
