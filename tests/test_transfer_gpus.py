@@ -9,6 +9,10 @@ import pytest
 from autotune import tune
 from autotune.records import Record, RecordLog
 from autotune.space import Config
+from autotune.transfer import read_sources
+from autotune.tuners.alternating import BayesTPETuner
+from autotune.tuners.bayes import BayesTuner
+from autotune.tuners.transfer import TransferTuner
 from minitriton.hypogpu import oracle
 from minitriton.replay import Replay
 
@@ -128,6 +132,35 @@ def test_a_reversed_source_costs_only_a_few_measurements(gpus):
     # with a good source beside it, the reversed one does not spoil the good one's help
     both = to_reach(gpus["target"], 0.99, seeds, transfer=[gpus["reversed"], gpus["near"]])
     assert np.median(both) <= np.median(to_reach(gpus["target"], 0.99, seeds)) / 2 + 2
+
+
+def test_a_source_whose_best_is_a_plateau_is_forgotten_once_it_stops_paying(tmp_path):
+    """A source that agrees with this GPU everywhere but at its top (the configs within 15 % of
+    the optimum are slow there): its best region is a plateau.  Once the transfer arm retires,
+    the GP no longer models the arm's picks (they are not proposed again), and the plateau costs
+    only a few measurements against no transfer."""
+    target = landscape(0)
+    best = min(target.values())
+    plateau = {p: t * (4.0 if t <= best * 1.15 else 1.0) for p, t in target.items()}
+    tp, sp = write(tmp_path / "target.json", target), write(tmp_path / "plateau.json", plateau)
+    task = Replay(tp).task()
+    names = list(task.space.names)
+    search = TransferTuner(BayesTPETuner(task.space, None, 0), read_sources([sp], names), names, 0)
+    search.task = task
+    configs = []
+    for _ in range(60):                       # measured from the target's recorded times
+        config, = search.next_batch(1)
+        configs.append(config)
+        search.update([Record(config, [target[tuple(config.all_kwargs()[k] for k in names)] / 1e3])])
+    assert len(set(configs)) == len(configs)
+    assert search.retired and search.mine
+    gp = next(t for t in search.base.tuners if isinstance(t, BayesTuner))
+    picked = {gp.cands.row(c) for c in configs if tuple(c.all_kwargs()[k] for k in names) in search.mine}
+    assert picked and not picked & set(gp.times), "the GP still models the retired arm's picks"
+    seeds = range(4)
+    alone = to_reach(tp, 0.99, seeds, budget=80)
+    misled = to_reach(tp, 0.99, seeds, budget=80, transfer=[sp])
+    assert np.mean(misled) <= np.mean(alone) + 8, (misled, alone)
 
 
 def test_the_decorator_takes_sources_from_other_gpus(gpus, tmp_path):
