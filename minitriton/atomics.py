@@ -33,8 +33,7 @@ def _lanes(pointer, m, arrays, what):
     st = context.current()
     off, m = materialized(pointer, m, what, max([st.rows] + [a.shape[0] for a in arrays]))
     full = off.shape
-    flat = [(broadcast_rows(a, full) if a.ndim == len(full) else np.broadcast_to(a, full)).reshape(-1)
-            for a in arrays]
+    flat = [broadcast_rows(a, full).reshape(-1) for a in arrays]
     sel = None if m is None else m.reshape(-1)      # materialized broadcast it to `full`
     return full, off.reshape(-1), flat, sel
 

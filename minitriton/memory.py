@@ -173,8 +173,8 @@ def materialized(pointer, m, what, rows=None):
     rows = max(off.shape[0], 1 if m is None else m.shape[0], rows or 1)
     off = broadcast_rows(off, (rows,) + off.shape[1:])
     if m is not None:
-        m = broadcast_rows(m, off.shape) if m.ndim == off.ndim else np.broadcast_to(m, off.shape)
-    if m is not None or not off.size or off.min() < buf.lo or off.max() >= buf.hi:
+        m = broadcast_rows(m, off.shape)
+    if m is not None or not off.size or _MIN(off, None) < buf.lo or _MAX(off, None) >= buf.hi:
         bad = (off < buf.lo) | (off >= buf.hi)
         if m is not None:
             bad &= m

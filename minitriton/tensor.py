@@ -66,7 +66,8 @@ def broadcast_rows(a: np.ndarray, shape: tuple) -> np.ndarray:
     """`a` broadcast to `shape`: itself when it has that shape, a copy when the result is small
     (a per-program scalar, a flag: numpy's broadcast_to costs a fixed few microseconds, more than
     copying a few thousand elements, and the hot paths of locks and atomics call it several times
-    a round), else a read-only view.  Callers never write into the result."""
+    a round), else a read-only view (also for `a` of lower rank).  Callers never write into
+    the result."""
     if a.shape == shape:
         return a
     if a.ndim == len(shape) and a.shape[0] == 1 and a.shape[1:] == shape[1:] and a.size * shape[0] <= 4096:
