@@ -438,6 +438,37 @@ def literal_dtype(x) -> dtype:
     raise TypeError(f"cannot use {type(x).__name__} value {x!r} as a tensor")
 
 
+# what a kernel parameter's annotation may call a scalar type, as Triton's launcher canonicalises
+# it (`v: tl.uint8`, `"tl.int16"`, `n: int`, `"fp16"`): its names, then ours (dtype.name)
+_ANNOTATED = {"bool": "int1", "int1": "int1", "uint1": "int1", "i1": "int1", "u1": "int1",
+              "int8": "int8", "i8": "int8", "int16": "int16", "i16": "int16", "int": "int32", "int32": "int32",
+              "i32": "int32", "int64": "int64", "i64": "int64", "uint8": "uint8", "u8": "uint8",
+              "uint16": "uint16", "u16": "uint16", "uint32": "uint32", "u32": "uint32", "uint64": "uint64",
+              "u64": "uint64", "half": "fp16", "float16": "fp16", "fp16": "fp16", "bfloat16": "bf16", "bf16": "bf16",
+              "float": "fp32", "float32": "fp32", "fp32": "fp32", "double": "fp64", "float64": "fp64", "fp64": "fp64",
+              "float8e4nv": "fp8e4nv", "fp8e4nv": "fp8e4nv", "float8e5": "fp8e5", "fp8e5": "fp8e5",
+              "float8e4b15": "fp8e4b15", "fp8e4b15": "fp8e4b15", "float8e4b8": "fp8e4b8", "fp8e4b8": "fp8e4b8",
+              "float8e5b16": "fp8e5b16", "fp8e5b16": "fp8e5b16"}
+
+
+def annotated_type(annotation) -> dtype | None:
+    """The scalar type a kernel parameter's annotation names, or None (no annotation, a pointer,
+    a constexpr, a class such as np.ndarray).  Triton types a scalar argument so annotated by it
+    instead of by its value (`v: tl.uint8` makes 3 a uint8, and 1 is then not a constant)."""
+    if isinstance(annotation, dtype):
+        return annotation
+    if isinstance(annotation, type):
+        name = annotation.__name__
+    elif isinstance(annotation, str):
+        name = annotation.strip().strip("'\"").strip()
+        for prefix in ("triton.language.", "tl."):
+            name = name.removeprefix(prefix)
+    else:
+        return None
+    found = _ANNOTATED.get(name)
+    return None if found is None else _BY_NAME[found]
+
+
 def argument_dtype(x) -> dtype:
     """The type of a scalar kernel argument (Triton's signature rule: ints are int32 when they
     fit, uint64 above int64's range, int64 otherwise; floats are fp32)."""

@@ -216,6 +216,9 @@ class JITFunction:
         self.arg_names = list(self.signature.parameters)
         self.constexprs = [n for n, p in self.signature.parameters.items() if _is_constexpr(p.annotation)]
         self.consts = {n for n, p in self.signature.parameters.items() if D.is_annotation(p.annotation, D.const)}
+        # scalar parameters typed by their annotation (`v: tl.uint8`), not by the value passed
+        self.annotated = {n: t for n, p in self.signature.parameters.items()
+                          if n not in self.constexprs and (t := D.annotated_type(p.annotation)) is not None}
         self.last_launch = None
         # (grid, constexprs) -> (programs per lockstep group, why): a launch that stalled on a
         # lock once starts the next time at the group size that ran, instead of running every
@@ -407,11 +410,11 @@ class JITFunction:
             if name in buffers:
                 values[name] = argument_pointer(buffers[name], const=name in self.consts)
             elif name not in self.constexprs and isinstance(a, (bool, int, float, np.number, np.bool_)) \
-                    and not (type(a) is int and a == 1):  # Triton specializes 1 to a constant
+                    and not (type(a) is int and a == 1 and name not in self.annotated):  # Triton specializes 1 to a constant
                 try:
-                    values[name] = argument(a)
-                except OverflowError as e:
-                    raise OverflowError(f"kernel '{self.__name__}', argument '{name}': {e}") from None
+                    values[name] = argument(a, self.annotated.get(name))
+                except (OverflowError, TypeError) as e:
+                    raise type(e)(f"kernel '{self.__name__}', argument '{name}': {e}") from None
             else:
                 values[name] = a
         storages = list({id(b.storage): b.storage for b in buffers.values()}.values())

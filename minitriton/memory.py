@@ -47,7 +47,7 @@ def pointer_binary(a, b, op):
         raise TypeError(f"unsupported pointer operation '{op}' between two pointers")
     ptr, other, ptr_first = (a, b, True) if isinstance(a, tensor) and a.buf is not None else (b, a, False)
     other = to_tensor(other)
-    if not other.dtype.is_int() or other.dtype.is_bool():
+    if not other.dtype.is_int():    # a boolean offset is 0 or 1, as in Triton (only floats are refused)
         raise TypeError(f"pointer arithmetic needs integer offsets, got {other.dtype}")
     if op not in ("add", "sub") or (op == "sub" and not ptr_first):
         raise TypeError(f"unsupported pointer operation '{op}'")

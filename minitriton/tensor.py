@@ -389,9 +389,19 @@ def to_tensor(x, like: tensor | None = None) -> tensor:
     return uniform(x, dt)
 
 
-def argument(x) -> tensor:
-    """A scalar kernel argument, typed as Triton types them (ints int32 or int64, floats fp32)."""
-    dt = D.argument_dtype(x)
+def argument(x, dt=None) -> tensor:
+    """A scalar kernel argument, typed as Triton types them (ints int32 or int64, floats fp32),
+    or as `dt`, the type its parameter's annotation names (dtypes.annotated_type)."""
+    if dt is None:
+        dt = D.argument_dtype(x)
+    elif dt.is_int():
+        if not isinstance(x, (bool, int, np.integer, np.bool_)):
+            raise TypeError(f"{x!r} cannot be passed as {dt}, the parameter's annotated type: it is not an integer")
+        lo, hi = D.int_range(dt)
+        if not lo <= int(x) <= hi:
+            raise OverflowError(f"{x} does not fit {dt}, the parameter's annotated type")
+    else:           # rounded to the annotated floating type
+        x = np.asarray(x, dt.np).astype(dt.container)
     if dt.is_int() and not dt.is_bool() and dt is not D.uint64:
         return tensor(None, dt, (), aff=(np.array([int(x)], np.int64), ()))
     return uniform(x, dt)

@@ -138,3 +138,45 @@ def test_an_integer_argument_out_of_64_bits_raises_overflow_error():
     for v in (2 ** 64, -2 ** 63 - 1):
         with pytest.raises(OverflowError, match="argument 'v': integer argument .* not representable in 64 bits"):
             scalar_kernel[(1,)](np.zeros(1, np.int64), v)
+
+
+# ---------------------------------------------------------------- annotated scalar arguments
+@mt.jit
+def annotated_kernel(y_ptr, v: tl.uint8, h: "tl.float16", n: int):
+    tl.store(y_ptr, v + 255)            # a uint8 plus a literal that fits: uint8, wraps around
+    tl.store(y_ptr + 1, (h * 1.0).to(tl.float32) * 0 + (h.dtype == tl.float16))
+    tl.store(y_ptr + 2, n + (n.dtype == tl.int32) * 100)
+
+
+def test_an_annotation_types_a_scalar_argument_as_triton_does():
+    y = np.zeros(3, np.float64)
+    annotated_kernel[(1,)](y, 3, 0.1, 1)        # an annotated 1 is an int32, not a constant
+    assert y.tolist() == [2.0, 1.0, 101.0]
+
+
+@mt.jit
+def half_kernel(y_ptr, h: tl.float16):
+    tl.store(y_ptr, h)
+
+
+def test_a_float_annotation_rounds_the_argument_to_its_type():
+    y = np.zeros(1, np.float32)
+    half_kernel[(1,)](y, 0.1)
+    assert y[0] == np.float32(np.float16(0.1)) != np.float32(0.1)
+
+
+def test_a_value_the_annotated_type_cannot_hold_is_refused_naming_the_argument():
+    with pytest.raises(OverflowError, match="argument 'v': 256 does not fit uint8"):
+        annotated_kernel[(1,)](np.zeros(3), 256, 0.1, 1)
+    with pytest.raises(TypeError, match="argument 'v': 2.5 cannot be passed as uint8"):
+        annotated_kernel[(1,)](np.zeros(3), 2.5, 0.1, 1)
+    with pytest.raises(OverflowError, match="argument 'n': 2147483648 does not fit int32"):
+        annotated_kernel[(1,)](np.zeros(3), 1, 0.1, 2 ** 31)
+
+
+def test_annotations_that_name_no_scalar_type_change_nothing():
+    from minitriton.dtypes import annotated_type
+    assert annotated_type(np.ndarray) is None and annotated_type("*fp32") is None
+    assert annotated_type(tl.constexpr) is None and annotated_type("torch.Tensor") is None
+    assert annotated_type("tl.uint8") is tl.uint8 and annotated_type(int) is tl.int32
+    assert annotated_type(float) is tl.float32 and annotated_type("bf16") is tl.bfloat16
