@@ -35,7 +35,11 @@ def default_tuner(task=None, space=None, configs=None) -> str:
     landscape, a traced kernel's few meta-parameters): a Gaussian process and a Parzen estimator
     taking turns (tuners/alternating.py says why and how it was chosen).  On large knob-only
     spaces the turns were better than Ansor on the two landscapes the rule was decided on and
-    worse on the two held out (HypoGPU's matmul and conv2d exports), so Ansor stays there."""
+    worse on the two held out (HypoGPU's matmul and conv2d exports), so Ansor stays there.
+    Checked again on 2026-12-05 against AutoTVM, which beat Ansor on the leaderboard's four
+    large exports (19 seeds: score 0.716 against 0.586): on four exports the leaderboard does not
+    hold (matmul square, lora_b and prefill_ffn_down, conv2d 32x28x28x128x128; 10 seeds) Ansor
+    scored 0.780, AutoTVM 0.634, the turns 0.745 (Optuna's TPE 0.810), so the rule stands."""
     if configs is not None:
         return "exhaustive"
     if space is None or (task is not None and F.can_state(task)) or space.size_bound > SMALL_SPACE:

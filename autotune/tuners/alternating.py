@@ -19,6 +19,13 @@ within two points of the best of Kernel Tuner's and Optuna's strategies at 51 of
 budget) points against 43.  Checked on the held-out half (dedispersion, GEMM, HypoGPU's decode
 and prefill matmuls and row sum; 5 seeds): 0.775 against 0.751, within two points of the best
 peer at 49 of 50 points against 44.  benchmarks/leaderboard.py has every landscape and tuner.
+
+Tried and not taken (2026-12-05): every turn to the GP while the team has found nothing faster
+for 40 measurements (the GP alone reaches the 4-config optimum of convolution on the W6600 in 11
+of 20 seeds by 200 measurements, the turns in 3).  On the seven convolution files (10 seeds) the
+mean score went from 0.726 to 0.743, all of it from the W6600 (0.192 to 0.355; its median after
+200 stayed at 83.6 %); five of the other six lost 0.004 to 0.022.  A gain from one needle is
+not a setting for landscapes nobody has seen.
 """
 from __future__ import annotations
 
