@@ -13,7 +13,7 @@ import numpy as np
 from . import dtypes as D
 from . import fast_loops
 from . import context
-from .memory import check_not_const, check_pointer, count_access, access_mask, materialized, values_for
+from .memory import check_not_const, check_pointer, count_access, access_mask, materialized, program_addresses, values_for
 from .tensor import tensor, broadcast_rows
 
 _SEMANTICS = (None, "acquire", "release", "acq_rel", "relaxed")
@@ -45,6 +45,29 @@ def _note_write(dst, off, old):
         context.current().writes += 1
 
 
+def _int_operand(x, buf):
+    """x when it is a Python int the (integer) buffer's type holds, else None."""
+    if type(x) is not int or not buf.dtype.is_int() or buf.dtype.is_bool():
+        return None
+    lo, hi = D.int_range(buf.dtype)
+    return x if lo <= x <= hi else None
+
+
+def _scalar_fast(pointer, operands, mask=None):
+    """(storage, offsets, operands as arrays) for an atomic on one address per program (a lock,
+    a counter) with Python int operands and no mask (memory.program_addresses), else None."""
+    if mask is not None:
+        return None
+    ints = [_int_operand(x, pointer.buf) for x in operands]
+    if None in ints:
+        return None
+    off = program_addresses(pointer)
+    if off is None:
+        return None
+    dst = pointer.buf.storage.writable()
+    return dst, off, [np.full(off.shape[0], x, dst.dtype) for x in ints]
+
+
 def _atomic(op, pointer, val, mask, sem, scope):
     what = f"atomic_{op}"
     pointer = check_pointer(pointer, what)
@@ -52,6 +75,12 @@ def _atomic(op, pointer, val, mask, sem, scope):
     _check_order(what, sem, scope)
     buf = pointer.buf
     buf.check_writable()
+    fast = _scalar_fast(pointer, (val,), mask)
+    if fast is not None:
+        dst, off, (vals,) = fast
+        seen = fast_loops.atomic_apply(dst, off, vals, op, False)
+        _note_write(dst, off, seen)
+        return tensor(seen, buf.dtype, ())
     vals = values_for(pointer, val, what)
     if op in ("and", "or", "xor") and not buf.dtype.is_int():
         raise TypeError(f"tl.{what} needs an integer argument, got {buf.dtype} ('{buf.name}')")
@@ -78,6 +107,12 @@ def atomic_cas(pointer, cmp, val, sem=None, scope=None):
     _check_order("atomic_cas", sem, scope)
     buf = pointer.buf
     buf.check_writable()
+    fast = _scalar_fast(pointer, (cmp, val))
+    if fast is not None:
+        dst, off, (cmps, vals) = fast
+        seen = fast_loops.atomic_cas(dst, off, cmps, vals)
+        _note_write(dst, off, seen)
+        return tensor(seen, buf.dtype, ())
     cmps, vals = values_for(pointer, cmp, "atomic_cas"), values_for(pointer, val, "atomic_cas")
     m = access_mask(None, pointer.shape, "atomic_cas")
     count_access(pointer, m, "atomics")

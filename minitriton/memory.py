@@ -125,6 +125,27 @@ def _affine_in_bounds(pointer):
     return base, tuple(kept)
 
 
+def program_addresses(pointer):
+    """Storage offsets, one per program of the launch group, of a pointer holding one address
+    per program (a lock, a counter), when every program runs, nothing is traced and every
+    address lies inside its argument; else None, and the general path checks and explains.
+    A locked region's atomics take it once a round, where the general path's masks and
+    broadcasts cost more than the atomic itself."""
+    st = context.current()
+    buf = pointer.buf
+    if pointer.shape or pointer.aff is None or st.active is not None or st.counts is not None or \
+            isinstance(buf, addresses.MixedBuffer):
+        return None
+    off = pointer.aff[0] + buf.origin
+    if off.shape[0] != st.rows:
+        if off.shape[0] != 1:
+            return None
+        off = np.full(st.rows, off[0], np.int64)
+    if _MIN(off) < buf.lo or _MAX(off) >= buf.hi:
+        return None
+    return off
+
+
 def _whole_region(pointer, value, st):
     """The Region a store of deferred arithmetic fills, when the programs' blocks are dense and
     evenly spaced, without overlap, in an argument nothing has read in this launch (vector add's
