@@ -610,6 +610,27 @@ def _as_bool(x):
     return x if x.dtype.is_bool() else binary(x, 0, "ne")
 
 
+def _as_function(x, y, op):
+    """`x <op> y` called as a function (two Python numbers make a tensor first, as in Triton)."""
+    if not isinstance(x, tensor) and not isinstance(y, tensor):
+        x = to_tensor(x)
+    return binary(x, y, op)
+
+
+def add(x, y, sanitize_overflow=True):
+    """Triton's `tl.add`: `x + y` (`sanitize_overflow` adds overflow checks to Triton's debug
+    builds only; minitriton's integers wrap as a GPU's do either way)."""
+    return _as_function(x, y, "add")
+
+
+def sub(x, y, sanitize_overflow=True):
+    return _as_function(x, y, "sub")
+
+
+def mul(x, y, sanitize_overflow=True):
+    return _as_function(x, y, "mul")
+
+
 def logical_and(x, y):
     """`x and y` between blocks: both as booleans, elementwise (Triton's semantics for `and`)."""
     return binary(_as_bool(x), _as_bool(y), "and")

@@ -1,7 +1,8 @@
 """How much of Triton's language minitriton covers, measured rather than claimed.
 
 `TRITON_LANGUAGE` records the public names of `triton.language` in Triton 3.x (its `__all__`,
-plus the `tl.math` functions it re-exports).  `coverage()` looks each one up in
+plus the `tl.math` functions it re-exports), with the names its newest `__all__` added (2026:
+`reduce_or`, `add`, `map_elementwise`, `bitonic_merge`, `async_task`, ...).  `coverage()` looks each one up in
 `minitriton.language`: a name is *supported* when it resolves, and must otherwise raise
 NotImplementedError naming itself (tests/test_language_ext.py holds both to that).
 """
@@ -37,6 +38,9 @@ TRITON_LANGUAGE = (
     # compiler hints and debugging
     "multiple_of", "max_contiguous", "max_constancy", "assume", "debug_barrier", "static_assert",
     "static_print", "device_print", "device_assert", "inline_asm_elementwise", "TRITON_MAX_TENSOR_NUMEL",
+    # added by the newest __all__
+    "tensor_descriptor", "add", "reduce_or", "map_elementwise", "pi32_t", "tuple", "extra", "math",
+    "async_task", "bitonic_merge", "condition", "constexpr_type", "slice", "target_info",
 )
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import dtypes as D
+from .errors import StaticAssertionError
 from .tensor import tensor, to_tensor, round_to
 from .arithmetic import constexpr_value, elementwise_alu
 from .elementwise import exp
@@ -97,9 +98,22 @@ def argmin(input, axis, tie_break_left=True, keep_dims=False):
     return _reduce(input, axis, keep_dims, lambda v, a: _arg_extreme(v, a, False, constexpr_value(tie_break_left)), D.int32)
 
 
+def _integers_only(x, what):
+    if not x.dtype.is_int():
+        raise StaticAssertionError(f"static_assert failed: {what} only supported for integers")
+
+
 def xor_sum(input, axis=None, keep_dims=False):
     x = to_tensor(input)
+    _integers_only(x, "xor_sum")
     return _reduce(x, axis, keep_dims, lambda v, a: np.bitwise_xor.reduce(v, axis=a), x.dtype)
+
+
+def reduce_or(input, axis, keep_dims=False):
+    """Bitwise OR along an axis (None: every element), as Triton's standard library has it."""
+    x = to_tensor(input)
+    _integers_only(x, "reduce_or")
+    return _reduce(x, axis, keep_dims, lambda v, a: np.bitwise_or.reduce(v, axis=a), x.dtype)
 
 
 def cumsum(input, axis=0, reverse=False, dtype=None):

@@ -521,3 +521,54 @@ def test_a_block_pointer_advanced_a_per_program_number_of_times():
     assert path == "lockstep"
     np.testing.assert_array_equal(o1, o2)
     np.testing.assert_array_equal(o1, np.concatenate([x, np.zeros(4, np.float32)]))
+
+
+# ---------------------------------------------------------------- names Triton's newest language added
+@mt.jit
+def _or_and_add(x_ptr, out_ptr, N: tl.constexpr):
+    x = tl.load(x_ptr + tl.arange(0, N))
+    tl.store(out_ptr, tl.reduce_or(x, 0))
+    tl.store(out_ptr + 1, x.reduce_or(axis=0))
+    tl.store(out_ptr + 2, tl.reduce_or(tl.reshape(x, (2, N // 2)), 1, keep_dims=True).sum())
+    tl.store(out_ptr + 3, tl.max(tl.add(x, 1)) + tl.sub(10, 3) * tl.mul(2, 1))
+
+
+def test_reduce_or_and_the_arithmetic_functions():
+    x = np.array([1, 2, 4, 0, 8, 0, 0, 64], np.int32)
+    out = np.zeros(4, np.int32)
+    _or_and_add[(1,)](x, out, N=8)
+    assert out.tolist() == [79, 79, (1 | 2 | 4) + (8 | 64), 65 + 14]
+
+
+@mt.jit
+def _or_of_floats(x_ptr, out_ptr):
+    tl.store(out_ptr, tl.reduce_or(tl.load(x_ptr + tl.arange(0, 4)), 0))
+
+
+def test_bitwise_reductions_refuse_floats_as_triton_does():
+    with pytest.raises(mt.CompilationError, match="reduce_or only supported for integers"):
+        _or_of_floats[(1,)](np.zeros(4, np.float32), np.zeros(1, np.float32))
+
+
+def test_the_core_and_standard_modules_triton_code_imports_by_name():
+    import minitriton.language.core as core
+    from minitriton.language.standard import _is_power_of_two, _log2, sum, zeros_like  # noqa: F401
+
+    assert core.reshape is tl.reshape and core.constexpr is tl.constexpr and tl.core is core
+    assert [core.get_int_dtype(w, s) for w, s in ((8, True), (16, False), (64, True), (1, False))] == \
+        [tl.int8, tl.uint16, tl.int64, tl.int1]
+    with pytest.raises(ValueError, match="no integer type of bitwidth 12"):
+        core.get_int_dtype(12, True)
+
+    @mt.jit
+    def bits(x_ptr, y_ptr, N: tl.constexpr):
+        x = tl.load(x_ptr + tl.arange(0, N))
+        ix = x.to(core.get_int_dtype(x.dtype.primitive_bitwidth, True), bitcast=True)
+        n_dims: core.constexpr = _log2(x.numel)
+        tl.static_assert(_is_power_of_two(N) and n_dims == 4)
+        tl.store(y_ptr + tl.arange(0, N), (ix ^ zeros_like(ix)).to(x.dtype, bitcast=True) + sum(x) * 0)
+
+    x = np.linspace(-2, 2, 16).astype(np.float32)
+    y = np.zeros_like(x)
+    bits[(1,)](x, y, N=16)
+    np.testing.assert_array_equal(x, y)

@@ -1,0 +1,80 @@
+"""`triton.language.core`: the block language's names and meanings, by the module name Triton
+code also imports them from (`import triton.language.core as core`, `tl.core.reshape(...)`);
+`minitriton.language` re-exports them.  Besides the language: `get_int_dtype` and
+`_unwrap_if_constexpr`, which such code reads from it."""
+from ..dtypes import (dtype, pointer_type, int1, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
+                     float16, bfloat16, float32, float64, float8e4nv, float8e5, float8e4b8, float8e5b16, float8e4b15,
+                     const, pi32_t)
+from ..tensor import tensor, constexpr, TritonTuple as tuple  # tl.tuple
+from ..aggregates import aggregate_replace, constexpr_function
+from .. import dtypes as D
+from .. import tensor as _tensor
+from ..creation import program_id, num_programs, arange, zeros, zeros_like, full_like, cdiv
+from ..casts import cast, full
+from ..shapes import expand_dims, reshape, view, broadcast_to, broadcast, permute, trans, ravel
+from ..elementwise import (exp, exp2, log, log2, sqrt, rsqrt, sin, cos, floor, ceil, sigmoid, erf, abs, maximum,
+                           minimum, clamp, fma, where, PropagateNan, umulhi, fdiv, div_rn, sqrt_rn, swizzle2d,
+                           map_elementwise)
+from ..reductions import sum, max, min, argmax, argmin, xor_sum, reduce_or, cumsum, softmax
+from ..hints import multiple_of, max_contiguous, max_constancy, assume, debug_barrier, static_assert, static_print
+from ..debug import device_print, device_assert
+from ..ranges import range, static_range
+from ..user_reductions import reduce, associative_scan, cumprod
+from ..rearrange import flip, sort, topk, gather, histogram, join, split, interleave, cat
+from ..random import (philox, philox_impl, randint, randint4x, rand, rand4x, randn, randn4x, uint_to_uniform_float,
+                     pair_uniform_to_normal)
+from ..memory import load, store
+from ..block_ptr import make_block_ptr, advance
+from ..descriptors import (make_tensor_descriptor, load_tensor_descriptor, store_tensor_descriptor,
+                           tensor_descriptor)
+from ..atomics import atomic_add, atomic_max, atomic_min, atomic_xchg, atomic_cas, atomic_and, atomic_or, atomic_xor
+from ..dot import dot
+from ..scaled_dot import dot_scaled
+from .. import elementwise as math  # tl.math.exp etc.
+from .. import random  # tl.random.uint_to_uniform_float etc.
+from ..arithmetic import logical_and, logical_or, add, sub, mul
+from . import extra
+
+# Triton's tensor methods (x.sum(0), x.cast(...), x.sort(), ...): these functions, with the tensor
+# first, looked up by the tensor class (tensor.FROM_ABOVE) since this layer is above it
+TENSOR_METHODS = (
+    "cast", "broadcast_to", "expand_dims", "view", "permute", "ravel", "trans", "split", "join", "interleave",
+    "sum", "max", "min", "argmax", "argmin", "xor_sum", "reduce_or", "cumsum", "cumprod", "reduce", "associative_scan",
+    "sort", "flip", "topk", "gather", "histogram", "sigmoid", "softmax", "exp", "exp2", "log", "log2", "sqrt",
+    "rsqrt", "sin", "cos", "abs", "floor", "ceil", "erf", "fma", "umulhi")
+_tensor.FROM_ABOVE["methods"].update({name: globals()[name] for name in TENSOR_METHODS})
+_tensor.FROM_ABOVE["methods"].update(logical_and=logical_and, logical_or=logical_or)
+
+# Triton names not implemented yet: using one says so by name (issue 7), never a wrong result.
+TRITON_MAX_TENSOR_NUMEL = 1 << 20
+NOT_YET = ("block_type", "function_type", "void", "inline_asm_elementwise",
+           # newer than the Triton the ports are from: warp-specialisation tasks, target queries,
+           # the merge step of the bitonic sort on its own, constexpr types, slices as values
+           "async_task", "condition", "target_info", "bitonic_merge", "constexpr_type", "slice")
+
+
+
+def __getattr__(name):
+    if name in NOT_YET:
+        raise NotImplementedError(f"tl.{name} is not supported by minitriton yet")
+    raise AttributeError(f"module 'minitriton.language' has no attribute {name!r}")
+
+_INTS = {(1, True): D.int1, (1, False): D.int1, (8, True): D.int8, (16, True): D.int16, (32, True): D.int32,
+         (64, True): D.int64, (8, False): D.uint8, (16, False): D.uint16, (32, False): D.uint32,
+         (64, False): D.uint64}
+
+
+@constexpr_function
+def get_int_dtype(bitwidth, signed):
+    """The integer type of that width and signedness (bit-level tricks on floats use it to pick
+    the same-width integer: `x.to(get_int_dtype(x.dtype.primitive_bitwidth, True), bitcast=True)`)."""
+    found = _INTS.get((int(_unwrap_if_constexpr(bitwidth)), bool(_unwrap_if_constexpr(signed))))
+    if found is None:
+        raise ValueError(f"get_int_dtype: no integer type of bitwidth {bitwidth} (signed={signed}); "
+                         f"the widths are 1, 8, 16, 32 and 64")
+    return found
+
+
+def _unwrap_if_constexpr(o):
+    """A constexpr's value, anything else as it is (Triton's helper of that name)."""
+    return o.value if isinstance(o, constexpr) else o
