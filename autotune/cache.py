@@ -26,6 +26,8 @@ import warnings
 
 import diskcache
 
+from minitriton.datafiles import is_special, open_regular
+
 from .records import RecordLog
 
 try:
@@ -101,10 +103,10 @@ def _safe_text(directory: str, filename) -> str:
     if os.path.commonpath([root, path]) != root:
         raise ForeignEntry(f"a value file outside the cache ({filename!r})")
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        f = open_regular(path, follow_links=False)
     except OSError as e:
         raise ForeignEntry(f"an unreadable value file ({filename!r}: {e.strerror})") from None
-    with os.fdopen(fd, "rb") as f:
+    with f:
         data = f.read(MAX_ENTRY_BYTES + 1)
     if len(data) > MAX_ENTRY_BYTES:
         raise ForeignEntry(f"a value file over {MAX_ENTRY_BYTES} bytes ({filename!r})")
@@ -269,7 +271,8 @@ class TuningCache:
             _warn_once(self.dir, self.problem)
 
     def _open_read_only(self):
-        if (self.dir / "results" / "cache.db").exists():
+        db = self.dir / "results" / "cache.db"
+        if db.exists() and not is_special(db):
             try:
                 self.db = _ReadOnlyResults(self.dir / "results")
             except sqlite3.Error:
@@ -280,6 +283,8 @@ class TuningCache:
         """Open the results database.  One that SQLite finds corrupt is set aside and started
         afresh (the records log, which holds the measurements, is separate and kept); an I/O
         error (read-only, disk full) is raised to the caller and never costs the database."""
+        if is_special(path / "cache.db"):     # a FIFO there would hold SQLite (and the launch) for ever
+            path.rename(path.with_name(f"{path.name}.damaged-{int(time.time())}"))
         try:
             return diskcache.Cache(str(path), disk=DataDisk)
         except sqlite3.OperationalError:

@@ -3,11 +3,15 @@ from them, and an interrupted tuning resumes from them."""
 from __future__ import annotations
 
 import dataclasses
+import errno
 import json
 import math
 import os
+import stat
 import warnings
 import pathlib
+
+from minitriton.datafiles import kind_of, open_regular
 
 from .space import Config
 
@@ -144,14 +148,17 @@ class RecordLog:
         data = (record.to_json() + "\n").encode()
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+            fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_NONBLOCK", 0), 0o644)
         except OSError as e:
             if self.on_error is None:
                 raise
             self.on_error(e)
             return
         try:
-            size = os.fstat(fd).st_size
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):   # a FIFO would take the line and then wait for a reader
+                raise OSError(errno.EINVAL, f"{kind_of(st.st_mode)}, not a regular file", str(self.path))
+            size = st.st_size
             if size and os.pread(fd, 1, size - 1) != b"\n":
                 data = b"\n" + data  # the last record was torn: end it before this one
             os.write(fd, data)
@@ -167,7 +174,7 @@ class RecordLog:
         junk, a time that cannot be: NaN, infinite, zero or negative) is skipped and counted,
         with one warning per file; a file that cannot be read is no records, with a warning."""
         try:
-            f = open(self.path, "rb")
+            f = open_regular(self.path)
         except FileNotFoundError:
             return []
         except OSError as e:

@@ -42,6 +42,7 @@ import zlib
 import numpy as np
 
 from .configs import Config, Space, as_config
+from .datafiles import open_regular
 from .hypogpu.measure import Measurement
 from .hypogpu.oracle import OracleResult
 from .hypogpu import oracle
@@ -59,7 +60,7 @@ MAX_FILE_BYTES = 2 << 30   # a landscape's JSON (after gunzip): 22M-point produc
 
 def _load(path: pathlib.Path) -> dict:
     try:
-        with open(path, "rb") as f:
+        with open_regular(path) as f:
             raw = f.read(MAX_FILE_BYTES + 1)
     except OSError as e:
         raise ReplayFileError(f"Replay: cannot read {path}: {e.strerror or e}") from None

@@ -139,6 +139,45 @@ def test_records_file_that_is_a_directory_does_not_stop_the_launch(tmp_path):
         _call(make(tmp_path), 100)     # tunes without its records on disk, and runs
 
 
+_FIFOS = """
+import os, sys, warnings
+from tests.test_autotune import _call, make
+from autotune.records import RecordLog
+from minitriton.replay import Replay, ReplayFileError
+import pathlib
+where = pathlib.Path(sys.argv[1])
+with warnings.catch_warnings(record=True) as said:
+    warnings.simplefilter("always")
+    _call(make(where), 100)
+    print("records read:", len(RecordLog(where / "records.jsonl").read()))
+print("warned:", any("FIFO, not a regular file" in str(w.message) for w in said))
+try:
+    Replay(where / "landscape.json")
+except ReplayFileError as e:
+    print("replay:", e)
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs are a POSIX thing")
+def test_fifos_planted_where_data_is_read_never_hang(tmp_path):
+    """A FIFO waits for a writer that never comes: planted as the records log, the results
+    database or a landscape, it costs a warning or a clear error, never a process that hangs
+    (run apart, so that a hang fails the test instead of holding it)."""
+    os.mkfifo(tmp_path / "records.jsonl")
+    (tmp_path / "results").mkdir()
+    os.mkfifo(tmp_path / "results" / "cache.db")
+    os.mkfifo(tmp_path / "landscape.json")
+    try:
+        run = subprocess.run([sys.executable, "-c", _FIFOS, str(tmp_path)], capture_output=True, text=True,
+                             timeout=90, cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    except subprocess.TimeoutExpired:
+        pytest.fail("waited on a planted FIFO: the process would hang")
+    assert run.returncode == 0, run.stderr
+    assert "records read: 0" in run.stdout and "warned: True" in run.stdout
+    assert "landscape.json: a FIFO, not a regular file" in run.stdout
+    assert list(tmp_path.glob("results.damaged-*")), "the planted database is set aside"
+
+
 class BrokenDevice:
     """HypoGPU with a timer that is broken for its first launch."""
 
