@@ -7,7 +7,6 @@ from ..dtypes import (dtype, pointer_type, int1, int8, int16, int32, int64, uint
                      const, pi32_t)
 from ..tensor import tensor, constexpr, TritonTuple as tuple  # tl.tuple
 from ..aggregates import aggregate_replace, constexpr_function
-from .. import dtypes as D
 from .. import tensor as _tensor
 from ..creation import program_id, num_programs, arange, zeros, zeros_like, full_like, cdiv
 from ..casts import cast, full
@@ -59,9 +58,9 @@ def __getattr__(name):
         raise NotImplementedError(f"tl.{name} is not supported by minitriton yet")
     raise AttributeError(f"module 'minitriton.language' has no attribute {name!r}")
 
-_INTS = {(1, True): D.int1, (1, False): D.int1, (8, True): D.int8, (16, True): D.int16, (32, True): D.int32,
-         (64, True): D.int64, (8, False): D.uint8, (16, False): D.uint16, (32, False): D.uint32,
-         (64, False): D.uint64}
+_INTS = {(1, True): int1, (1, False): int1, (8, True): int8, (16, True): int16, (32, True): int32,
+         (64, True): int64, (8, False): uint8, (16, False): uint16, (32, False): uint32,
+         (64, False): uint64}
 
 
 @constexpr_function
