@@ -572,3 +572,65 @@ def test_the_core_and_standard_modules_triton_code_imports_by_name():
     y = np.zeros_like(x)
     bits[(1,)](x, y, N=16)
     np.testing.assert_array_equal(x, y)
+
+
+# ---------------------------------------------------------------- a bitonic argsort as libraries write one
+# (the style of the sorts user libraries build on Triton's core and standard modules: blocks
+# reshaped to pair elements, halves picked by a sum with a 0/1 mask, swaps done with xor on the
+# bits; our own kernels, written to that pattern)
+import minitriton.language.core as core  # noqa: E402
+from minitriton.language.standard import _log2, sum as _std_sum, zeros_like  # noqa: E402
+
+
+@mt.jit
+def _swap(x, ids, flip, i: core.constexpr, n_dims: core.constexpr):
+    # compare elements 2**(n_dims - i - 1) apart along the flattened block
+    n_outer: core.constexpr = x.numel >> n_dims
+    shape: core.constexpr = [n_outer * 2**i, 2, 2**(n_dims - i - 1)]
+    y = core.reshape(x, shape)
+    pick = core.arange(0, 2)[None, :, None]
+    lo = core.reshape(core.broadcast_to(_std_sum(y * (1 - pick), 1)[:, None, :], shape), x.shape).to(x.dtype)
+    hi = core.reshape(core.broadcast_to(_std_sum(y * pick, 1)[:, None, :], shape), x.shape).to(x.dtype)
+    yi = core.reshape(ids, shape)
+    lo_i = core.reshape(core.broadcast_to(_std_sum(yi * (1 - pick), 1)[:, None, :], shape), x.shape).to(ids.dtype)
+    hi_i = core.reshape(core.broadcast_to(_std_sum(yi * pick, 1)[:, None, :], shape), x.shape).to(ids.dtype)
+    itype = core.get_int_dtype(bitwidth=x.dtype.primitive_bitwidth, signed=True)
+    swap = (lo > hi) != flip
+    bits = x.to(itype, bitcast=True) ^ core.where(swap, lo.to(itype, bitcast=True) ^ hi.to(itype, bitcast=True),
+                                                   zeros_like(x.to(itype, bitcast=True)))
+    return bits.to(x.dtype, bitcast=True), ids ^ core.where(swap, lo_i ^ hi_i, zeros_like(ids))
+
+
+@mt.jit
+def _merge(x, ids, stage: core.constexpr, alternate: core.constexpr, n_dims: core.constexpr):
+    n_outer: core.constexpr = x.numel >> n_dims
+    if alternate:
+        shape: core.constexpr = [n_outer * 2 ** (n_dims - 1 - stage), 2, 2**stage]
+        flip = core.reshape(core.broadcast_to(core.arange(0, 2)[None, :, None], shape), x.shape)
+    else:
+        flip = 0
+    for i in core.static_range(stage):
+        x, ids = _swap(x, ids, flip, i + (n_dims - stage), n_dims)
+    return x, ids
+
+
+@mt.jit
+def argsort_kernel(X, V, I, N: tl.constexpr):
+    offs = tl.arange(0, N)
+    x = tl.load(X + offs)
+    ids = offs
+    n_dims: core.constexpr = _log2(N)
+    for stage in core.static_range(1, n_dims + 1):
+        x, ids = _merge(x, ids, stage, stage < n_dims, n_dims)
+    tl.store(V + offs, x)
+    tl.store(I + offs, ids)
+
+
+
+@pytest.mark.parametrize("n", [8, 256])
+def test_a_bitonic_argsort_written_on_the_core_and_standard_modules(n):
+    x = np.random.default_rng(n).permutation(n).astype(np.float32) - n / 2
+    v, i = np.zeros_like(x), np.zeros(n, np.int32)
+    argsort_kernel[(1,)](x, v, i, N=n)
+    np.testing.assert_array_equal(v, np.sort(x))
+    np.testing.assert_array_equal(i, np.argsort(x, kind="stable"))
