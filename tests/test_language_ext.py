@@ -7,6 +7,8 @@ import pytest
 
 import minitriton as mt
 import minitriton.language as tl
+import minitriton.language.core as core
+from minitriton.language.standard import _log2, sum as _std_sum, zeros_like
 from tests.test_semantics import both
 
 
@@ -578,8 +580,6 @@ def test_the_core_and_standard_modules_triton_code_imports_by_name():
 # (the style of the sorts user libraries build on Triton's core and standard modules: blocks
 # reshaped to pair elements, halves picked by a sum with a 0/1 mask, swaps done with xor on the
 # bits; our own kernels, written to that pattern)
-import minitriton.language.core as core  # noqa: E402
-from minitriton.language.standard import _log2, sum as _std_sum, zeros_like  # noqa: E402
 
 
 @mt.jit
