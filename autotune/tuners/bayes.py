@@ -227,6 +227,19 @@ class BayesTuner(Tuner):
             if r is not None:
                 self.times[r] = math.log(rec.time) if rec.ok and rec.time > 0 else math.inf
 
+    def forget(self, records):
+        """Take `records` out of the model: they stay proposed (never proposed again), but
+        neither the GP nor the trust region sees them any more, as if another search had
+        measured them.  Transfer learning calls it on the picks other GPUs' ranking made, once
+        that ranking stops paying (tuners/transfer.py says when and why)."""
+        self._setup()
+        for rec in records:
+            r = self._row(rec.config)
+            if r is not None and self.times.pop(r, None) is not None:
+                self.proposed.add(r)
+        self.best, self.radius, self.stalled, self.counted = math.inf, 1, 0, len(self.times)
+        self.kernel = None
+
     def next_batch(self, n):
         self._setup()
         taken = np.zeros(len(self.x), bool)

@@ -28,7 +28,7 @@ The schedule, in proposals:
   faster than the best so far (by then the sources' top is measured, and the base tuner
   searches around it better than a fixed ranking can), or as soon as the base tuner finds a
   config faster than every one the sources proposed (their ranking is then beaten here).  When
-  it retires, its prior mean is withdrawn and the GP forgets the arm's picks (`forget`): from
+  it retires, its prior mean is withdrawn and the GP forgets the arm's picks (BayesTuner.forget): from
   then on the GP models the measurements of its own search alone, so a region the sources
   favour cannot hold the search after they stopped paying.  Seen on point-in-polygon on the
   Titan and convolution on the A100, whose sources' best region is a plateau below the
@@ -56,22 +56,6 @@ SHARPNESS = 0.05
 RATIO_TRUSTED = 3
 PATIENCE = 6
 GAIN = 0.01          # a transfer proposal pays when it beats the best so far by this share
-
-
-def forget(gp, records):
-    """Take `records` out of a Bayesian tuner's model: they stay proposed (never proposed again)
-    but neither its GP nor its trust region sees them any more, as if another tuner had measured
-    them.  Called on the transfer arm's picks once it retires: they were chosen by other GPUs'
-    ranking, and a model fitted to them keeps searching the region that ranking favoured (seen
-    on convolution on the A100, whose sources' best region is a plateau at two thirds of its
-    optimum: 20 seeds, leave-one-GPU-out, 67.9 % after 100 with the picks kept, 90.9 % without,
-    88.6 % for no transfer at all)."""
-    for rec in records:
-        r = gp.cands.row(rec.config)
-        if r is not None and gp.times.pop(r, None) is not None:
-            gp.proposed.add(r)
-    gp.best, gp.radius, gp.stalled, gp.counted = math.inf, 1, 0, len(gp.times)
-    gp.kernel = None
 
 
 class TransferTuner(Tuner):
@@ -134,7 +118,7 @@ class TransferTuner(Tuner):
             self.retired = self.beaten = True     # the base found better than anything the sources ranked
         if self.retired and not was_retired:
             for t in self._bayesian():
-                forget(t, self.picked)
+                t.forget(self.picked)
         self._weigh()
 
     def _weigh(self):
