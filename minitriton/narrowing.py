@@ -73,9 +73,9 @@ def _take(x, idx, sel, rows):
         return tuple(_take(v, idx, sel, rows) for v in x)
     if isinstance(x, list):  # a block pointer's fields
         return [_take(v, idx, sel, rows) for v in x]
-    if isinstance(x, block_pointer):
-        return block_pointer(x.base, _take(x.shape, idx, sel, rows), _take(x.strides, idx, sel, rows),
-                             _take(x.offsets, idx, sel, rows), x.block_shape, x.order)
+    if isinstance(x, block_pointer):   # the base too: `Q + program's offset` differs between programs
+        return block_pointer(_take(x.base, idx, sel, rows), _take(x.shape, idx, sel, rows),
+                             _take(x.strides, idx, sel, rows), _take(x.offsets, idx, sel, rows), x.block_shape, x.order)
     split = parts(x)
     if split is not None:
         return split[2]({k: _take(v, idx, sel, rows) for k, v in split[1].items()})
@@ -106,7 +106,7 @@ def widen(x, idx: np.ndarray, rows: int):
     if isinstance(x, list):
         return [widen(v, idx, rows) for v in x]
     if isinstance(x, block_pointer):
-        return block_pointer(x.base, widen(x.shape, idx, rows), widen(x.strides, idx, rows),
+        return block_pointer(widen(x.base, idx, rows), widen(x.shape, idx, rows), widen(x.strides, idx, rows),
                              widen(x.offsets, idx, rows), x.block_shape, x.order)
     split = parts(x)
     if split is not None:

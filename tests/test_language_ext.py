@@ -634,3 +634,39 @@ def test_a_bitonic_argsort_written_on_the_core_and_standard_modules(n):
     argsort_kernel[(1,)](x, v, i, N=n)
     np.testing.assert_array_equal(v, np.sort(x))
     np.testing.assert_array_equal(i, np.argsort(x, kind="stable"))
+
+
+@mt.jit
+def _band_sum(acc, X_block_ptr, hi, BLOCK: tl.constexpr):
+    for start in range(0, hi, BLOCK):        # a trip count of its own per program
+        acc += tl.load(X_block_ptr)
+        X_block_ptr = tl.advance(X_block_ptr, (BLOCK, 0))
+    return acc
+
+
+@mt.jit
+def causal_band_sums(X, Out, stride_h, N: tl.constexpr, D: tl.constexpr, BLOCK: tl.constexpr):
+    """Fused attention's causal shape (Triton's tutorial 06): each head's block pointer starts at
+    its own base (`X + head * stride`), and a helper walks it for a number of steps that grows
+    with the program's row block."""
+    row_block, head = tl.program_id(0), tl.program_id(1)
+    X_block_ptr = tl.make_block_ptr(base=X + head.to(tl.int64) * stride_h, shape=(N, D), strides=(D, 1),
+                                    offsets=(0, 0), block_shape=(BLOCK, D), order=(1, 0))
+    acc = _band_sum(tl.zeros([BLOCK, D], tl.float32), X_block_ptr, (row_block + 1) * BLOCK, BLOCK)
+    tl.store(Out + head * N * D + row_block * BLOCK * D + tl.arange(0, BLOCK)[:, None] * D + tl.arange(0, D)[None, :],
+             acc)
+
+
+def test_a_divergent_loop_over_block_pointers_whose_base_differs_by_program():
+    H, N, D, B = 3, 64, 8, 16
+    x = np.random.default_rng(4).standard_normal((H, N, D)).astype(np.float32)
+
+    def run():
+        out = np.zeros((H, N, D), np.float32)
+        causal_band_sums[(N // B, H)](x, out, N * D, N=N, D=D, BLOCK=B)
+        return out, causal_band_sums.last_launch["path"]
+    (got, path), (alone, _) = both(run)
+    assert path == "lockstep"
+    np.testing.assert_array_equal(got, alone)
+    want = np.stack([np.concatenate([x[h].reshape(N // B, B, D)[:r + 1].sum(0) for r in range(N // B)]) for h in range(H)])
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
