@@ -33,7 +33,7 @@ from .debug import kernel_print
 from .ranges import Range
 
 LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "enable_fp_fusion", "stream", "warmup",
-                  "debug", "launch_cooperative_grid", "ir_override")
+                  "debug", "launch_cooperative_grid", "launch_pdl", "ir_override")
 # programs per lockstep chunk: bounds memory for very large grids, and keeps a chunk's blocks
 # near the cache (layer norm forward, 4096 rows of 1024: 2.3-2.6x numpy at 4096 programs a chunk,
 # 1.6-1.8x at 1024; on two interleaved runs over Triton's tutorials none was slower at 1024)

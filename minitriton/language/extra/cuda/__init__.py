@@ -3,7 +3,7 @@ from .... import context
 from . import libdevice
 from ....dtypes import constexpr
 
-__all__ = ["libdevice", "num_threads", "num_warps"]
+__all__ = ["libdevice", "num_threads", "num_warps", "gdc_wait", "gdc_launch_dependents"]
 
 
 def num_warps():
@@ -14,3 +14,14 @@ def num_warps():
 def num_threads():
     """Threads per program: `num_warps` warps of 32 (a compile-time constant)."""
     return constexpr(context.current().num_warps * 32)
+
+
+def gdc_wait():
+    """Programmatic dependent launch (Hopper and later): wait until every program of the kernel
+    launched before this one has finished and its writes are visible.  Launches here run one
+    after another, so that has always happened: nothing to wait for."""
+
+
+def gdc_launch_dependents():
+    """Programmatic dependent launch: let the next kernel start before this one ends.  Launches
+    here run one after another, so the next one starts after this one either way."""
