@@ -185,3 +185,7 @@ def test_tutorial_02_host_code_sizes_its_persistent_grid_from_the_device_and_the
     kernel[(num_programs, 1, 1)](y, x, x.strides[0] // 4, y.strides[0] // 4, n_rows, n_cols)
     e = np.exp(x - x.max(1, keepdims=True))
     np.testing.assert_allclose(y, e / e.sum(1, keepdims=True), rtol=1e-5, atol=1e-7)
+    # the newest tutorial passes the constexprs too, by position, as Triton's compiled kernel takes them
+    y2 = np.empty_like(x)
+    kernel[(num_programs, 1, 1)](y2, x, x.strides[0] // 4, y2.strides[0] // 4, n_rows, n_cols, BLOCK_SIZE, num_stages)
+    np.testing.assert_array_equal(y2, y)

@@ -86,7 +86,12 @@ class WarmedKernel:
         """(Triton loads the binary onto the device here; there is none.)"""
 
     def __getitem__(self, grid):
-        return lambda *args: self.fn.run(*args, grid=grid, **self.meta)
+        def launch(*args):
+            # Triton's compiled kernel takes every parameter by position, constexprs included
+            # (tutorial 02 passes BLOCK_SIZE and num_stages last): those given so are not passed twice
+            given = set(list(self.fn.signature.parameters)[:len(args)])
+            return self.fn.run(*args, grid=grid, **{k: v for k, v in self.meta.items() if k not in given})
+        return launch
 
 
 def _placeholder(kind: str):
