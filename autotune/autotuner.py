@@ -259,6 +259,12 @@ class Autotuner:
                 raise ValueError(f"autotune({self.__name__}): key argument '{k}' is {v}; key values are the sizes "
                                  f"the tuning runs at and must be >= 0 (leave a signed argument out of key=)")
 
+    def _listed(self, config):
+        """`config` as the autotuner's list has it (the same knobs), so that its pre_hook, a
+        function the disk cache and the records cannot hold, comes back with it (tutorial 09's
+        hook sets the host descriptors' block shapes for the config that runs)."""
+        return next((c for c in self.configs or () if c == config), config)
+
     def _launch(self, config, meta, args, kwargs, grid):
         if config.pre_hook is not None:
             config.pre_hook({**dict(zip(self.arg_names, args)), **kwargs, **meta})
@@ -284,19 +290,20 @@ class Autotuner:
             if not ranked:
                 raise
             runner_up = ranked[0]
+            chosen = self._listed(runner_up.config)
             try:
-                out = self._launch(runner_up.config, runner_up.config.all_kwargs(), args, kwargs, grid)
+                out = self._launch(chosen, chosen.all_kwargs(), args, kwargs, grid)
             except Exception as again:
-                failure.add_note(f"(autotune: the next fastest config {runner_up.config} failed as well "
+                failure.add_note(f"(autotune: the next fastest config {chosen} failed as well "
                                  f"({type(again).__name__}), so the call itself is at fault: nothing recorded)")
                 raise failure from None
             why = f"its real launch on the CPU failed: {type(failure).__name__}: {str(failure).splitlines()[0]}"
-        self.cache[key] = (runner_up.config, runner_up.config.all_kwargs())
-        self.best_config = runner_up.config
+        self.cache[key] = (chosen, chosen.all_kwargs())
+        self.best_config = chosen
         if ckey is not None and cache_enabled() and self.cache_results:
             self._record_failure(key, ckey, config, why, runner_up)
         warnings.warn(f"autotune({self.__name__}): the tuned config {config} is dropped, {why}; using "
-                      f"{runner_up.config}, the next fastest measured", RuntimeWarning, stacklevel=4)
+                      f"{chosen}, the next fastest measured", RuntimeWarning, stacklevel=4)
         return out
 
     def _record_failure(self, key, ckey, config, why, runner_up):
@@ -446,7 +453,7 @@ class Autotuner:
             entry = None if cache_refresh() else disk.get(ckey)
             if entry is not None:
                 cfg = entry["config"]
-                best = Config(cfg["kwargs"], num_warps=cfg["num_warps"], num_stages=cfg["num_stages"])
+                best = self._listed(Config(cfg["kwargs"], num_warps=cfg["num_warps"], num_stages=cfg["num_stages"]))
                 self._unproven[key] = (ckey, None)
                 if print_autotuning():
                     print(f"minitriton autotuning for {self.__name__} with key {key}: best config loaded from the "

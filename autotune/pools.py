@@ -21,6 +21,7 @@ import concurrent.futures as cf
 import itertools
 import multiprocessing
 import os
+import pickle
 import threading
 import time
 import warnings
@@ -58,6 +59,14 @@ def _die_with(parent: int):
     threading.Thread(target=watch, daemon=True, name="minitriton-orphan-watch").start()
 
 
+def _pickles(config) -> bool:
+    try:
+        pickle.dumps(config)
+        return True
+    except Exception:           # pickle's errors for what it cannot take are of several kinds
+        return False
+
+
 def _work(token, config):
     device, task = _TASKS[token]
     return outcome(device, task, config)
@@ -83,7 +92,14 @@ class LocalProcesses:
 
     def outcomes(self, device, task, configs) -> list:
         out = [None] * len(configs)
-        todo = list(range(len(configs)))
+        todo = []
+        for i, c in enumerate(configs):
+            if _pickles(c):
+                todo.append(i)
+            else:   # a pre_hook that is a lambda or a local function cannot reach a worker
+                out[i] = outcome(device, task, c)
+        if not todo:
+            return out
         for attempt in range(self.retries + 1):
             futures = {}
             try:

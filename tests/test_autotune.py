@@ -405,3 +405,21 @@ def test_a_do_bench_returning_nan_or_junk(tmp_path):
         add_one_kernel)
     with pytest.raises(TypeError, match="do_bench must return a time"):
         bad[lambda m: (mt.cdiv(100, m["BLOCK"]),)](x, 100)
+
+
+def test_a_config_loaded_from_the_disk_cache_runs_its_pre_hook(tmp_path, tunings):
+    """A config's pre_hook is a function: the disk cache and the records hold only its knobs.
+    The config loaded from them is the list's own, hook included (tutorial 09's hook sets the
+    host descriptors' block shapes, without which the launch cannot run)."""
+    ran = []
+    configs = [Config({"BLOCK": b}, pre_hook=lambda nargs: ran.append(nargs["BLOCK"])) for b in (64, 256)]
+    x = np.zeros(1000, np.float32)
+    first = autotune(configs=configs, key=["n"], cache_dir=tmp_path)(add_one_kernel)
+    first[lambda m: (mt.cdiv(1000, m["BLOCK"]),)](x, 1000)
+    assert len(tunings) == 1 and ran and ran[-1] == first.best_config.kwargs["BLOCK"]
+    ran.clear()
+    again = autotune(configs=configs, key=["n"], cache_dir=tmp_path)(add_one_kernel)   # another process's view
+    again[lambda m: (mt.cdiv(1000, m["BLOCK"]),)](x, 1000)
+    assert len(tunings) == 1, "the second one loads the cached config, it does not tune"
+    assert ran == [again.best_config.kwargs["BLOCK"]] and again.best_config.pre_hook is not None
+    np.testing.assert_array_equal(x, np.full(1000, 2, np.float32))
