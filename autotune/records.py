@@ -3,15 +3,13 @@ from them, and an interrupted tuning resumes from them."""
 from __future__ import annotations
 
 import dataclasses
-import errno
 import json
 import math
 import os
-import stat
 import warnings
 import pathlib
 
-from minitriton.datafiles import kind_of, open_regular
+from minitriton.datafiles import open_regular, regular_stat
 
 from .space import Config
 
@@ -155,10 +153,7 @@ class RecordLog:
             self.on_error(e)
             return
         try:
-            st = os.fstat(fd)
-            if not stat.S_ISREG(st.st_mode):   # a FIFO would take the line and then wait for a reader
-                raise OSError(errno.EINVAL, f"{kind_of(st.st_mode)}, not a regular file", str(self.path))
-            size = st.st_size
+            size = regular_stat(fd, self.path).st_size   # a FIFO would take the line, then wait for a reader
             if size and os.pread(fd, 1, size - 1) != b"\n":
                 data = b"\n" + data  # the last record was torn: end it before this one
             os.write(fd, data)

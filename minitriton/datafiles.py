@@ -17,7 +17,16 @@ _KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"), (stat
 
 def kind_of(mode: int) -> str:
     """What a file of this st_mode is, in words."""
-    return next((name for test, name in _KINDS if test(mode)), "not a regular file")
+    return next((name for test, name in _KINDS if test(mode)), "a special file")
+
+
+def regular_stat(fd: int, path) -> os.stat_result:
+    """The stat of the open file `fd`; OSError naming `path` and what it is unless a regular file
+    (for a writer that opened a path without waiting, as the records log's appender does)."""
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
+        raise OSError(errno.EINVAL, f"{kind_of(st.st_mode)}, not a regular file", str(path))
+    return st
 
 
 def open_regular(path, follow_links: bool = True):
@@ -27,9 +36,7 @@ def open_regular(path, follow_links: bool = True):
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | (0 if follow_links else getattr(os, "O_NOFOLLOW", 0))
     fd = os.open(path, flags)
     try:
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):
-            raise OSError(errno.EINVAL, f"{kind_of(mode)}, not a regular file", str(path))
+        regular_stat(fd, path)
         os.set_blocking(fd, True)
         return os.fdopen(fd, "rb")
     except BaseException:
