@@ -220,6 +220,7 @@ class JITFunction:
         self.annotated = {n: t for n, p in self.signature.parameters.items()
                           if n not in self.constexprs and (t := D.annotated_type(p.annotation)) is not None}
         self.last_launch = None
+        self.pre_run_hooks = []
         # (grid, constexprs) -> (programs per lockstep group, why): a launch that stalled on a
         # lock once starts the next time at the group size that ran, instead of running every
         # program up to the lock before finding out again
@@ -321,7 +322,16 @@ class JITFunction:
         bound.apply_defaults()
         return dict(bound.arguments)
 
+    def add_pre_run_hook(self, hook):
+        """Call `hook(*args, **kwargs)` with a launch's arguments before it runs, every launch, as
+        Triton's JITFunction does (a framework refusing arguments of its own types, say)."""
+        if not callable(hook):
+            raise TypeError(f"kernel '{self.__name__}': add_pre_run_hook needs a callable, got {hook!r}")
+        self.pre_run_hooks.append(hook)
+
     def run(self, *args, grid, **kwargs):
+        for hook in self.pre_run_hooks:
+            hook(*args, **kwargs)
         # launch options; one that is also a kernel parameter (Triton's tutorials do this with
         # num_stages) goes to both
         options = {k: kwargs[k] for k in LAUNCH_OPTIONS if k in kwargs}
