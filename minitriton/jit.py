@@ -163,6 +163,26 @@ def _refuse_outside_names(fn, names):
                             f"pass it as an argument, or set TRITON_ALLOW_NON_CONSTEXPR_GLOBALS=1")
 
 
+def _outside_values(fn, names) -> dict:
+    """{name: value} of the variables of the functions around `fn` and of the globals `names`."""
+    out = {n: fn.__globals__[n] for n in names if n in fn.__globals__}
+    for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
+        try:
+            out[name] = cell.cell_contents
+        except ValueError:      # not bound yet: Python says so when it is read
+            continue
+    return out
+
+
+def _compiled_in(fn, names) -> dict:
+    """What Triton compiles into a @jit function from outside it: the constexprs (by value or by
+    annotation) and types it reads, {name: how it prints}.  A constexpr is mutable (`cst.value = 43`), so how it reads is
+    kept, not the object."""
+    annotations = fn.__globals__.get("__annotations__", {})
+    return {n: repr(v) for n, v in _outside_values(fn, names).items()
+            if isinstance(v, (constexpr, D.dtype)) or D.is_annotation(annotations.get(n), constexpr)}
+
+
 def _global_names(code) -> set:
     names = set(code.co_names)
     for c in code.co_consts:
@@ -221,6 +241,7 @@ class JITFunction:
                           if n not in self.constexprs and (t := D.annotated_type(p.annotation)) is not None}
         self.last_launch = None
         self.pre_run_hooks = []
+        self._compiled = None   # {name: repr} of what it read from outside at its first call
         # (grid, constexprs) -> (programs per lockstep group, why): a launch that stalled on a
         # lock once starts the next time at the group size that ran, instead of running every
         # program up to the lock before finding out again
@@ -280,7 +301,21 @@ class JITFunction:
     def _read_globals(self):
         return sorted(_loaded_globals(self.fn.__code__))
 
+    def _check_compiled_in(self):
+        """Triton compiles a kernel with the constexprs and types it reads from outside it, and
+        refuses a launch after one of them changed (the compiled kernel would run the old value):
+        the first call keeps them, every later one compares."""
+        if self._compiled is None:
+            self._compiled = _compiled_in(self.fn, self._read_globals)
+            return
+        now = _outside_values(self.fn, list(self._compiled))
+        for name, was in self._compiled.items():
+            if repr(now.get(name)) != was:
+                raise RuntimeError(f"Global variable {name} has changed since we compiled this kernel, from {was} "
+                                   f"to {now.get(name)!r}")
+
     def _body(self):
+        self._check_compiled_in()
         _refuse_outside_names(self.fn, self._read_globals)
         g = dict(self.fn.__globals__)
         g["__builtins__"] = _KERNEL_BUILTINS
