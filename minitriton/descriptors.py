@@ -154,8 +154,8 @@ def make_tensor_descriptor(base, shape, strides, block_shape, padding_option="ze
     dtype = base.dtype.element_ty
     size = max(dtype.bits // 8, 1)
     if blocks[-1] * size < 16:
-        raise ValueError(f"tl.make_tensor_descriptor: the block shape must have at least 16 bytes in the last "
-                         f"dimension, but got {blocks[-1]} * {size} = {blocks[-1] * size} bytes")
+        raise ValueError(f"tl.make_tensor_descriptor: Descriptor block shape must have at least 16 bytes in the "
+                         f"last dimension, but got {blocks[-1]} * {size} = {blocks[-1] * size} bytes")
     last = strides[-1]
     if isinstance(last, tensor):
         last = int(last.v.reshape(-1)[0]) if (last.v.reshape(-1) == last.v.reshape(-1)[0]).all() else None
