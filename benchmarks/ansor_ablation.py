@@ -11,20 +11,20 @@ from __future__ import annotations
 
 import numpy as np
 
+import kernels
+from autotune import Task
+from autotune.tuners import AnsorTuner
 from benchmarks import common
-from benchmarks.common import markdown, machine, share_curve, to_reach, plot_curves
+from benchmarks.ansor_compare import CONV
+from benchmarks.common import machine, markdown, plot_curves, share_curve, to_reach
+from kernels.shapes import SHAPES
+from minitriton.hypogpu import oracle
 
 VARIANTS = ("full", "beam", "no_finetune", "limited")
 BUDGETS = (64, 256, 1024)
 
 
 def run(quick: bool, plot: str | None = None):
-    import kernels
-    from kernels.shapes import SHAPES
-    from autotune import Task
-    from autotune.tuners import AnsorTuner
-    from benchmarks.ansor_compare import CONV
-    from minitriton.hypogpu import oracle
     budget, seeds = (256, range(2)) if quick else (1024, range(5))
     tasks = [("square", Task(kernels.matmul, **SHAPES["square"])), ("wgrad", Task(kernels.matmul, **SHAPES["wgrad"])),
              ("conv2d", Task(kernels.conv2d, **CONV))]

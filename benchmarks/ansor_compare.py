@@ -13,27 +13,25 @@ from __future__ import annotations
 
 import numpy as np
 
+import kernels
+from autotune import Task, tune
+from autotune.sketch import restrict
+from autotune.tuners import AutoTVMTuner
 from benchmarks import common
-from benchmarks.common import markdown, machine, share_curve, to_reach, plot_curves, tuner_cpu
+from benchmarks.common import machine, markdown, plot_curves, share_curve, to_reach, tuner_cpu
+from kernels.shapes import SHAPES, triton_list
+from minitriton.hypogpu import oracle
 
 SHAPES4 = ("square", "prefill_qkv", "decode", "wgrad")
 CONV = dict(N=16, H=7, W=7, C=512, F=512, KH=3, KW=3, padding=1)   # ResNet-50's last 3x3 convolution, batch 16
 
 
 def _tasks():
-    import kernels
-    from kernels.shapes import SHAPES
-    from autotune import Task
     out = [(name, Task(kernels.matmul, **SHAPES[name])) for name in SHAPES4]
     return out + [("conv2d (ResNet-50 last 3x3, batch 16)", Task(kernels.conv2d, **CONV))]
 
 
 def run(quick: bool, plot: str | None = None):
-    from autotune import tune
-    from autotune.sketch import restrict
-    from autotune.tuners import AutoTVMTuner
-    from kernels.shapes import triton_list
-    from minitriton.hypogpu import oracle
     budget, seeds = (256, range(2)) if quick else (1024, range(5))
     rows, curves, missed, fewer = [], {}, [], 0
     for name, task in _tasks():

@@ -4,13 +4,21 @@ from __future__ import annotations
 
 import argparse
 import ast
+import multiprocessing
 import os
 import pathlib
 import platform
 import re
 import statistics
+import sys
 import time
 import typing
+from concurrent.futures import ProcessPoolExecutor
+
+import numpy as np
+
+from autotune import tune
+from minitriton.hypogpu import Measurer
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
@@ -50,8 +58,6 @@ def process_pool():
     """A pool of one worker process per core ($MINITRITON_BENCH_WORKERS: as many as it says),
     started fresh ("spawn"): a forked copy of a process that already runs threads (BLAS, numba,
     a test runner's) can inherit a lock held by a thread that does not exist in the copy, and hang."""
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
     said = os.environ.get("MINITRITON_BENCH_WORKERS", "")
     if said and not (said.isdigit() and int(said) > 0):
         raise SystemExit(f"MINITRITON_BENCH_WORKERS must be a positive number of processes, got {said!r}")
@@ -98,14 +104,13 @@ def datasets() -> tuple[list[pathlib.Path], str]:
 
 def machine() -> str:
     """Where a table was measured, BLAS included: BLAS's kernel decides the last bits of a GEMM."""
-    import numpy as np
     return f"{platform.machine()}, Python {platform.python_version()}, numpy {np.__version__}{blas()}"
 
 
 def blas() -> str:
     """', OpenBLAS 0.3.31 (SkylakeX kernel)' or as much of it as this numpy tells."""
     try:
-        import threadpoolctl   # the bench extra: which kernel BLAS picked for this CPU
+        import threadpoolctl  # the bench extra: which kernel BLAS picked for this CPU
         libs = [lib for lib in threadpoolctl.threadpool_info() if lib.get("user_api") == "blas"]
         # numpy's own BLAS first (scipy or xgboost may have loaded another)
         libs.sort(key=lambda lib: "numpy" not in (lib.get("filepath") or ""))
@@ -115,7 +120,6 @@ def blas() -> str:
             return f", {lib.get('internal_api', 'BLAS')} {lib.get('version') or ''}".rstrip() + arch
     except ImportError:
         pass
-    import numpy as np
     try:
         info = np.show_config(mode="dicts")["Build Dependencies"]["blas"]
         return f", {info['name']} {info.get('version', '')}".rstrip()
@@ -175,8 +179,6 @@ def share_curve(task, tuner, budget: int, seed: int, truth, **tune_kw) -> Outcom
     """The best true time found so far as a share of the optimum, after each measurement
     (padded with its last value when the tuner stops early), the tuning's wall seconds, and the
     true share of the config it chose."""
-    import numpy as np
-    from autotune import tune
     t = time.perf_counter()
     result = tune(task, tuner, budget=budget, seed=seed, progress=False, **tune_kw)
     wall = time.perf_counter() - t
@@ -191,7 +193,6 @@ def share_curve(task, tuner, budget: int, seed: int, truth, **tune_kw) -> Outcom
 
 def to_reach(curve, share=0.99):
     """Measurements until the curve first reaches `share` of the optimum (None if never)."""
-    import numpy as np
     hit = np.flatnonzero(curve >= share)
     return int(hit[0]) + 1 if hit.size else None
 
@@ -199,7 +200,6 @@ def to_reach(curve, share=0.99):
 def plot_curves(curves: dict, path: str, ylabel="% of optimum", marks: dict | None = None):
     """curves[(panel, label)] = array over measurements: one panel per task, one line per tuner;
     marks[(panel, label)] = (measurements, shares): points quoted from elsewhere, drawn as markers."""
-    import numpy as np
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -221,14 +221,12 @@ def plot_curves(curves: dict, path: str, ylabel="% of optimum", marks: dict | No
 
 def pop_flag(argv, flag: str) -> tuple[bool, list]:
     """(whether `flag` is among the arguments (sys.argv's when argv is None), the others)."""
-    import sys
     argv = list(sys.argv[1:] if argv is None else argv)
     return flag in argv, [a for a in argv if a != flag]
 
 
 def pop_count(argv, option: str) -> tuple[int | None, list]:
     """(the positive int given after `option`, or None if it is absent; the other arguments)."""
-    import sys
     argv = list(sys.argv[1:] if argv is None else argv)
     if option not in argv:
         return None, argv
@@ -241,7 +239,6 @@ def pop_count(argv, option: str) -> tuple[int | None, list]:
 
 def main_with_plot(doc: str, name: str, run, argv=None):
     """`main` for benchmarks that can draw their curves: `--plot FILE.png` goes to run(quick, plot)."""
-    import sys
     argv = list(sys.argv[1:] if argv is None else argv)
     plot = None
     if "--plot" in argv:
@@ -256,8 +253,6 @@ def main_with_plot(doc: str, name: str, run, argv=None):
 def tuner_cpu(task, tuner, budget: int, seed: int = 0):
     """(the tuner's own CPU seconds per 64 measurements, the tuning's wall seconds): the
     measuring's CPU time is counted apart and subtracted."""
-    from autotune import tune
-    from minitriton.hypogpu import Measurer
 
     class Timed(Measurer):
         spent = 0.0

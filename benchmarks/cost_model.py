@@ -15,8 +15,14 @@ import time
 
 import numpy as np
 
+import kernels
+from autotune import Task
+from autotune import features as F
+from autotune.model import CostModel, throughput
 from benchmarks import common
-from benchmarks.common import markdown, machine, tuner_cpu
+from benchmarks.common import machine, markdown, tuner_cpu
+from kernels.shapes import SHAPES
+from minitriton.hypogpu import oracle
 
 
 def _spearman(a, b):
@@ -25,11 +31,6 @@ def _spearman(a, b):
 
 
 def ranking(quick: bool) -> str:
-    import kernels
-    from kernels.shapes import SHAPES
-    from autotune import Task, features as F
-    from autotune.model import CostModel, throughput
-    from minitriton.hypogpu import oracle
     sizes = (64, 256) if quick else (64, 128, 256, 512)
     seeds = range(2 if quick else 5)
     rows = []
@@ -56,11 +57,6 @@ def ranking(quick: bool) -> str:
 
 
 def cost(quick: bool) -> str:
-    import kernels
-    from kernels.shapes import SHAPES
-    from autotune import Task, features as F
-    from autotune.model import CostModel, throughput
-    from minitriton.hypogpu import oracle
     task = Task(kernels.matmul, **SHAPES["square"])
     times = oracle(task).times
     x = F.program_matrix(task, task.space)

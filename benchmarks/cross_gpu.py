@@ -21,16 +21,17 @@ import os
 
 import numpy as np
 
+from autotune.tuners import default_tuner
 from benchmarks import common, curve_store, peers
+from benchmarks.common import machine, markdown
 from benchmarks.leaderboard import DEFAULT, landscape, run_curves, transfer
-from benchmarks.common import markdown, machine
+from minitriton.replay import Replay
 
 BUDGETS = (25, 50, 100, 200, 400)
 
 
 def groups(paths) -> list:
     """The files that share a search space, in groups of two or more."""
-    from minitriton.replay import Replay
     by = {}
     for p in paths:
         r = Replay(p)
@@ -40,7 +41,6 @@ def groups(paths) -> list:
 
 def sources_hold_a_good_config(target, sources, top=25, share=0.95) -> bool:
     """Whether some source's `top` fastest configs hold one within 5 % of the target's optimum."""
-    from minitriton.replay import Replay
     _, truth = landscape(target)
     for s in sources:
         r = Replay(s)
@@ -56,7 +56,6 @@ def name(path) -> str:
 
 
 def run(quick: bool, fresh: bool = False, seeds: int | None = None) -> str:
-    from autotune.tuners import default_tuner
     files, where = common.datasets()
     budget = 50 if quick else max(BUDGETS)
     budgets = [b for b in BUDGETS if b <= budget]

@@ -13,12 +13,16 @@ from __future__ import annotations
 
 import numpy as np
 
+import kernels
+from autotune import Task, te
 from benchmarks import common
-from benchmarks.common import markdown, machine, median_time, share_curve
+from benchmarks.ansor_compare import CONV
+from benchmarks.common import machine, markdown, median_time, share_curve
+from kernels.shapes import LECTURE_FIVE, SHAPES
+from minitriton.hypogpu import oracle
 
 
 def _matmul_op():
-    from autotune import te
     M, N, K = te.var("M"), te.var("N"), te.var("K")
     A = te.placeholder((M, K), "float16", name="A")
     B = te.placeholder((K, N), "float16", name="B")
@@ -28,7 +32,6 @@ def _matmul_op():
 
 def _conv_op(pad=1):
     """ResNet's 3x3 convolution, stride 1, zero padding 1, NHWC input, HWIO filter."""
-    from autotune import te
     Nb, H, W, C, F = (te.var(v) for v in ("Nb", "H", "W", "C", "F"))
     X = te.placeholder((Nb, H, W, C), "float16", name="X")
     Wt = te.placeholder((3, 3, C, F), "float16", name="Wt")
@@ -40,11 +43,6 @@ def _conv_op(pad=1):
 
 
 def optima(quick: bool):
-    import kernels
-    from kernels.shapes import SHAPES, LECTURE_FIVE
-    from autotune import Task
-    from benchmarks.ansor_compare import CONV
-    from minitriton.hypogpu import oracle
     op = _matmul_op()
     seeds = range(2 if quick else 5)
     rows, worst, ansor_missed = [], 1.0, []
@@ -71,7 +69,6 @@ def optima(quick: bool):
 
 
 def cpu_speed(quick: bool):
-    import kernels
     rng = np.random.default_rng(0)
     m = 512 if quick else 1024
     a = rng.standard_normal((m, m)).astype(np.float16)

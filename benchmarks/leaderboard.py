@@ -43,8 +43,14 @@ from concurrent.futures import as_completed
 
 import numpy as np
 
+import kernels
+from autotune import Task
+from autotune.tuners import TUNERS, default_tuner, make_tuner
 from benchmarks import common, curve_store, peers
-from benchmarks.common import markdown, machine, plot_curves, share_curve
+from benchmarks.common import machine, markdown, plot_curves, share_curve
+from kernels.shapes import SHAPES
+from minitriton.hypogpu import oracle
+from minitriton.replay import Replay, export_cache
 
 BUDGETS = (25, 50, 100, 200, 400)
 OURS = ("random", "autotvm", "ansor", "bayes", "bayes_ansor", "portfolio", "tpe", "bayes_tpe")
@@ -84,10 +90,6 @@ def score(curves: np.ndarray, expected: np.ndarray, best: float, worst: float) -
 
 def hypogpu_landscapes(folder: pathlib.Path) -> list:
     """HYPOGPU's landscapes written as Kernel Tuner cache files in `folder`: [(name, path)]."""
-    import kernels
-    from autotune import Task
-    from kernels.shapes import SHAPES
-    from minitriton.replay import export_cache
     out = []
     for kernel, shape in HYPOGPU:
         label = shape if isinstance(shape, str) else "x".join(str(v) for v in shape.values())
@@ -101,14 +103,11 @@ def hypogpu_landscapes(folder: pathlib.Path) -> list:
 @functools.lru_cache(maxsize=None)
 def landscape(path):
     """(the Replay task of a cache file, its oracle), once per process."""
-    from minitriton.replay import Replay
-    from minitriton.hypogpu import oracle
     task = Replay(path).task()
     return task, oracle(task)
 
 
 def default_name(path) -> str:
-    from autotune.tuners import default_tuner
     task, _ = landscape(str(path))
     return default_tuner(task, task.space)
 
@@ -150,7 +149,6 @@ def code_of(tuner, path=None) -> str:
     """What decides a tuner's curves besides landscape, budget and seed (benchmarks.curve_store):
     for ours, the sources of the strategy that runs (the default's on that landscape, given its
     path) and of the transfer arm when sources are given."""
-    from autotune.tuners import TUNERS
     if isinstance(tuner, tuple) or tuner in OURS or tuner == DEFAULT:
         name = tuner if tuner in OURS else default_name(path)
         stems = (TUNERS[name].__module__.rsplit(".", 1)[-1],) + (("transfer",) if isinstance(tuner, tuple) else ())
@@ -162,7 +160,6 @@ def code_of(tuner, path=None) -> str:
 @functools.lru_cache(maxsize=None)
 def ours_code(stems: tuple) -> str:
     """The strategies' sources and the function that builds a search from a name."""
-    from autotune.tuners import make_tuner
     built = hashlib.sha256(curve_store.code_text(textwrap.dedent(inspect.getsource(make_tuner))).encode()).hexdigest()[:16]
     return "ours " + curve_store.sources_hash(curve_store.tuner_sources(stems)) + " " + built
 

@@ -17,8 +17,12 @@ from __future__ import annotations
 
 import numpy as np
 
+import kernels
+from autotune import Task, tune_network
 from benchmarks import common
-from benchmarks.common import markdown, machine
+from benchmarks.common import machine, markdown
+from kernels.shapes import NETWORK
+from minitriton.hypogpu import oracle
 
 STRATEGIES = (("round-robin", "round_robin", "intensity"), ("gradient, all matmuls similar", "gradient", "family"),
               ("gradient, intensity within 4x", "gradient", "intensity"))
@@ -26,15 +30,10 @@ NOISE = 0.015
 
 
 def _network():
-    import kernels
-    from kernels.shapes import NETWORK
-    from autotune import Task
     return [(name, Task(kernels.matmul, **shape), weight) for name, (shape, weight) in NETWORK.items()]
 
 
 def run(quick: bool) -> str:
-    from autotune import tune_network
-    from minitriton.hypogpu import oracle
     units, seeds = (12, range(2)) if quick else (44, range(5))
     net = _network()
     tasks = [(t, w) for _, t, w in net]

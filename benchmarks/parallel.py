@@ -15,10 +15,13 @@ import time
 
 import numpy as np
 
-from benchmarks import common
-from benchmarks.common import markdown, machine
+import kernels
 import minitriton as mt
 import minitriton.language as tl
+from autotune import Space, Task, tune
+from benchmarks import common
+from benchmarks.common import machine, markdown
+from kernels.shapes import SHAPES
 
 
 @mt.jit
@@ -36,7 +39,6 @@ def user_matmul(a_ptr, b_ptr, c_ptr, M, N, K, BLOCK_M: tl.constexpr, BLOCK_N: tl
 
 
 def traced_task(n):
-    from autotune import Task, Space
     a = np.zeros((n, n), np.float16)
     b, c = np.zeros_like(a), np.zeros_like(a)
     space = Space(BLOCK_M=[32, 64, 128, 256], BLOCK_N=[32, 64, 128, 256], BLOCK_K=[16, 32, 64],
@@ -57,7 +59,6 @@ def _ray_available() -> bool:
 
 
 def run(quick: bool) -> str:
-    from autotune import tune
     n, budget = (512, 48) if quick else (2048, 256)
     rows, walls, chosen, simulated = [], {}, {}, {}
     pools = [("in-process (1 process)", 1), ("2 local processes", 2)]
@@ -87,9 +88,6 @@ def run(quick: bool) -> str:
     text += (f"\n\nTraced matmul at {n}^3, {budget} measurements (random search, seed 0): the wall time is "
              f"tracing each config's launch and timing it on HypoGPU; the parallel pools ran alternately, "
              f"{len(times[pools[1][0]])} times each (median).\n\n")
-    import kernels
-    from autotune import Task
-    from kernels.shapes import SHAPES
     task = Task(kernels.matmul, **SHAPES["square"])
     sims, drows = {}, []
     for d in (1, 4, 16):

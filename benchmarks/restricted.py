@@ -17,9 +17,14 @@ import tempfile
 
 import numpy as np
 
+import kernels
+from autotune import Task
+from autotune.tuners import default_tuner
 from benchmarks import common, curve_store
-from benchmarks.common import markdown, machine
+from benchmarks.common import machine, markdown
 from benchmarks.leaderboard import BUDGETS, median_cells, run_curves
+from kernels.shapes import SHAPES as SIZES
+from minitriton.replay import Replay, export_cache
 
 SHAPES = ("wgrad", "small")
 RULES = {  # Kernel-Tuner-style restrictions on a matmul's knobs, each kept config passes all
@@ -35,10 +40,6 @@ RULES = {  # Kernel-Tuner-style restrictions on a matmul's knobs, each kept conf
 def restricted_file(shape: str, folder: pathlib.Path) -> tuple[pathlib.Path, int, int]:
     """HypoGPU's landscape of `shape` as a cache file holding only the configs RULES keep;
     with the product's size and the configs kept."""
-    import kernels
-    from kernels.shapes import SHAPES as SIZES
-    from autotune import Task
-    from minitriton.replay import export_cache
     full = export_cache(folder / f"{shape}_full.json", Task(kernels.matmul, **SIZES[shape]),
                         kernel_name=f"matmul_{shape}")
     doc = json.loads(pathlib.Path(full).read_text())
@@ -50,8 +51,6 @@ def restricted_file(shape: str, folder: pathlib.Path) -> tuple[pathlib.Path, int
 
 
 def run(quick: bool) -> str:
-    from autotune.tuners import default_tuner
-    from minitriton.replay import Replay
     budget = 100 if quick else 400
     seeds = range(5 if quick else 20)
     budgets = [b for b in BUDGETS if b <= budget]

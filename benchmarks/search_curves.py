@@ -10,8 +10,12 @@ from __future__ import annotations
 
 import numpy as np
 
+import kernels
+from autotune import Task
 from benchmarks import common
-from benchmarks.common import markdown, machine, share_curve, plot_curves
+from benchmarks.common import machine, markdown, plot_curves, share_curve
+from kernels.shapes import LECTURE_FIVE, SHAPES
+from minitriton.hypogpu import oracle
 
 BUDGETS = (64, 128, 256, 512, 1024)
 # Kernel Tuner 1.5's strategies on HypoGPU's landscapes exported as cache files (simulation mode,
@@ -23,10 +27,6 @@ TUNERS = ("grid", "random", "autotvm")
 
 
 def curves(quick: bool):
-    import kernels
-    from kernels.shapes import SHAPES, LECTURE_FIVE
-    from autotune import Task
-    from minitriton.hypogpu import oracle
     budgets = BUDGETS[:3] if quick else BUDGETS
     seeds = range(2 if quick else 5)
     out = {}

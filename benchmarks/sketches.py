@@ -13,17 +13,22 @@ from __future__ import annotations
 
 import numpy as np
 
+import kernels
+from autotune import Config, Task
+from autotune import features as F
+from autotune.model import CostModel, throughput
+from autotune.tuners import AnsorTuner
 from benchmarks import common
-from benchmarks.common import markdown, machine
+from benchmarks.ansor_compare import CONV
+from benchmarks.common import machine, markdown
+from kernels.gemm import DEFAULT
+from kernels.shapes import SHAPES
+from minitriton.hypogpu import oracle
 
 ORDER = ("SPLIT_K", "BLOCK_M", "BLOCK_N", "BLOCK_K", "num_warps", "num_stages", "GROUP_M")
 
 
 def _tasks():
-    import kernels
-    from kernels.shapes import SHAPES
-    from autotune import Task
-    from benchmarks.ansor_compare import CONV
     return [("square", Task(kernels.matmul, **SHAPES["square"])),
             ("matmul + ReLU (4096³)", Task(kernels.matmul_relu, **SHAPES["square"])),
             ("wgrad", Task(kernels.matmul, **SHAPES["wgrad"])),
@@ -40,9 +45,6 @@ def generated():
 
 
 def rfactor_numbers():
-    import kernels
-    from kernels.gemm import DEFAULT
-    from autotune import Config
     rng = np.random.default_rng(0)
     a = rng.standard_normal((96, 2048)).astype(np.float32)
     b = rng.standard_normal((2048, 80)).astype(np.float32)
@@ -59,8 +61,6 @@ def rfactor_numbers():
 
 
 def random_annotation(n=1000):
-    from autotune.tuners import AnsorTuner
-    from minitriton.hypogpu import oracle
     rows = []
     for name, task in _tasks():
         if name not in ("square", "wgrad"):
@@ -80,9 +80,6 @@ def random_annotation(n=1000):
 
 
 def partial_programs(train_n=2000, test_n=1000, seed=0):
-    from autotune import features as F
-    from autotune.model import CostModel, throughput
-    from minitriton.hypogpu import oracle
     rows = []
     for name, task in _tasks():
         if name not in ("square", "wgrad"):

@@ -11,8 +11,13 @@ from __future__ import annotations
 
 import numpy as np
 
+import kernels
+from autotune import Task, tune
+from autotune.tuners import AutoTVMTuner
 from benchmarks import common
-from benchmarks.common import markdown, machine
+from benchmarks.common import machine, markdown
+from kernels.shapes import SHAPES
+from minitriton.hypogpu import oracle
 
 SOURCES = ("square", "prefill_ffn_up", "small", "decode")
 TARGETS = ("prefill_qkv", "prefill_ffn_down", "wgrad")
@@ -20,11 +25,6 @@ STEPS = (16, 32, 64)
 
 
 def run(quick: bool) -> str:
-    import kernels
-    from kernels.shapes import SHAPES
-    from autotune import Task, tune
-    from autotune.tuners import AutoTVMTuner
-    from minitriton.hypogpu import oracle
     seeds = range(2 if quick else 5)
     history = []
     for name in SOURCES:

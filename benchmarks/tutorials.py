@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from benchmarks import common
-from benchmarks.common import markdown, machine, median_time
 import minitriton as mt
-from kernels.tutorials import (add_kernel, softmax_row, softmax_persistent, layer_norm_fwd, layer_norm_dw,
-                               attention_fwd, matmul_kernel, matmul_persistent, grouped_gemm)
+from benchmarks import common
+from benchmarks.common import machine, markdown, median_time
+from kernels.tutorials import (add_kernel, attention_fwd, grouped_gemm, layer_norm_dw, layer_norm_fwd, matmul_kernel,
+                               matmul_persistent, softmax_persistent, softmax_row)
+from minitriton import compat
 
 
 def _softmax_np(x):
@@ -129,7 +130,6 @@ def run(quick: bool):
                      "yes" if ratio <= 1.5 else "no", path.split(" (")[0], f"{err:.1e}" + ("" if err <= tol else " (!)")))
     table = markdown(["kernel", "size", "numpy ms", "executor ms", "executor / numpy", "≤ 1.5×", "path",
                       "max abs error"], rows)
-    from minitriton import compat
     supported, refused, broken = compat.coverage()
     names = len(compat.TRITON_LANGUAGE)
     cover = (f"Triton language coverage (minitriton/compat.py): {len(supported)} of {names} names of "

@@ -8,8 +8,10 @@ arithmetic followed by one rounding gives the same bits as native half arithmeti
 """
 from __future__ import annotations
 
-import numpy as np
+import operator
+
 import ml_dtypes
+import numpy as np
 
 
 class constexpr:
@@ -46,8 +48,6 @@ class constexpr:
 
 
 def _constexpr_operators():
-    import operator
-
     def wrap(fn, reflected=False):
         def op(self, other):
             other = other.value if isinstance(other, constexpr) else other

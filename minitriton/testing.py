@@ -9,9 +9,11 @@ config to within `ulps` units in the last place, except where fp32 summation ord
 from __future__ import annotations
 
 import dataclasses
+import os
 from typing import Callable, Sequence
 
 import numpy as np
+
 from .hypogpu import HypoGPU
 
 FP32_UNIT_ROUNDOFF = 2.0 ** -24
@@ -214,7 +216,6 @@ class Mark:
         return [*bench.x_names, *bench.line_names], rows
 
     def run(self, print_data=False, show_plots=False, save_path=None, return_df=False):
-        import os
         tables = []
         for bench in self.benchmarks:
             header, rows = self._table(bench)
@@ -241,7 +242,6 @@ def _plot(bench, header, rows, save_path, show):
         import matplotlib.pyplot as plt
     except ImportError:
         return  # tables only without matplotlib (an optional extra)
-    import os
     fig, ax = plt.subplots()
     xs = [r[0] for r in rows]
     for j, name in enumerate(bench.line_names):
