@@ -13,8 +13,8 @@ import numpy as np
 import minitriton as mt
 from benchmarks import common
 from benchmarks.common import machine, markdown, median_time
-from kernels.tutorials import (add_kernel, attention_fwd, grouped_gemm, layer_norm_dw, layer_norm_fwd, matmul_kernel,
-                               matmul_persistent, softmax_persistent, softmax_row)
+from kernels.tutorials import (add_kernel, asin_kernel, attention_fwd, grouped_gemm, layer_norm_dw, layer_norm_fwd,
+                               matmul_kernel, matmul_persistent, seeded_dropout, softmax_persistent, softmax_row)
 from minitriton import compat
 
 
@@ -38,7 +38,9 @@ def _softmax_rows(s):
 
 
 def cases(quick):
-    """(name, size, run kernel -> output, numpy -> output, tolerance)."""
+    """(name, size, run kernel -> output, numpy -> output, tolerance, kernel[, error of the
+    kernel's output]): the error is the largest difference from numpy's output unless the case
+    says how to judge it (dropout: numpy draws other random numbers than Triton's Philox)."""
     rng = np.random.default_rng(0)
     out = []
     n = 1 << (20 if quick else 24)
@@ -46,6 +48,23 @@ def cases(quick):
     z = np.empty_like(x)
     out.append(("vector add", f"2^{n.bit_length() - 1}",
                 lambda: (add_kernel[(mt.cdiv(n, 1024),)](x, y, z, n, BLOCK=1024), z)[1], lambda: x + y, 0, add_kernel))
+    p, seed = 0.5, 123
+
+    def dropout_error(got):
+        """The kept values exact and the kept share within 1e-3 of 1 - p (8 standard deviations
+        at 2^24 draws), or infinite."""
+        kept = got != 0
+        share_ok = abs(kept.mean() - (1 - p)) < 1e-3
+        return float(np.abs(got[kept] - x[kept] / np.float32(1 - p)).max()) if share_ok else np.inf
+    out.append(("dropout (tutorial 04, seeded)", f"2^{n.bit_length() - 1}",
+                lambda: (seeded_dropout[(mt.cdiv(n, 1024),)](x, z, n, p, seed, BLOCK=1024), z)[1],
+                lambda: np.where(np.random.default_rng(seed).random(n, np.float32) > p, x / np.float32(1 - p),
+                                 np.float32(0)),
+                0, seeded_dropout, dropout_error))
+    u = x * 2 - 1
+    out.append(("asin (tutorial 07, libdevice)", f"2^{n.bit_length() - 1}",
+                lambda: (asin_kernel[(mt.cdiv(n, 1024),)](u, z, n, BLOCK=1024), z)[1], lambda: np.arcsin(u), 0,
+                asin_kernel))
     rows, cols = (1024 if quick else 4096), 1024
     s = rng.standard_normal((rows, cols)).astype(np.float32)
     so = np.empty_like(s)
@@ -114,9 +133,9 @@ def cases(quick):
 def run(quick: bool):
     repeats = 3 if quick else 7
     rows, over = [], []
-    for name, size, kernel_fn, numpy_fn, tol, kernel in cases(quick):
-        got, want = np.asarray(kernel_fn(), np.float64), np.asarray(numpy_fn(), np.float64)
-        err = float(np.abs(got - want).max())
+    for name, size, kernel_fn, numpy_fn, tol, kernel, *judge in cases(quick):
+        got = np.asarray(kernel_fn(), np.float64)
+        err = judge[0](got) if judge else float(np.abs(got - np.asarray(numpy_fn(), np.float64)).max())
         path = kernel.last_launch["path"]
         t_k, t_np = [], []
         for _ in range(repeats):

@@ -1,4 +1,4 @@
-"""The few loops numpy does slowly: half-precision conversion and ordered atomics.
+"""The few loops numpy does slowly: half-precision conversion, ordered atomics and Philox.
 
 numpy converts float16 through a scalar loop (about 3 ns an element); a bit-exact numba
 loop does it several times faster, which matters because every fp16 buffer a kernel touches
@@ -176,3 +176,91 @@ def atomic_apply(buf: np.ndarray, offs: np.ndarray, vals: np.ndarray, op: str, h
     code = ATOMIC_OPS[op]
     fn = _atomic_bits if code >= 4 else _atomic_half if half else _atomic
     return fn(buf, offs.astype(np.int64), vals.astype(buf.dtype), code)
+
+
+# Philox 4x32-10's constants (Salmon et al., table 2): key increments, round multipliers
+_PHILOX_KEY_A, _PHILOX_KEY_B = np.uint32(0x9E3779B9), np.uint32(0xBB67AE85)
+_PHILOX_ROUND_A, _PHILOX_ROUND_B = np.uint64(0xD2511F53), np.uint64(0xCD9E8D57)
+_SHIFT32 = np.uint64(32)
+_CHUNK = 256      # lanes carried through all the rounds together: each round's loop vectorizes
+
+
+@numba.njit(cache=True, inline="always")
+def _philox_rounds(x0, x1, x2, x3, a, b, m, n_rounds):
+    """Philox-4x32 rounds over the first m lanes of the chunk arrays, in place.  Each 32x32-bit
+    product is one 64-bit multiply whose halves are the round's high and low words."""
+    for _ in range(n_rounds):
+        for j in range(m):
+            pb = _PHILOX_ROUND_B * np.uint64(x2[j])
+            pa = _PHILOX_ROUND_A * np.uint64(x0[j])
+            y0 = np.uint32(pb >> _SHIFT32) ^ x1[j] ^ a[j]
+            y2 = np.uint32(pa >> _SHIFT32) ^ x3[j] ^ b[j]
+            x1[j] = np.uint32(pb)
+            x3[j] = np.uint32(pa)
+            x0[j] = y0
+            x2[j] = y2
+            a[j] += _PHILOX_KEY_A
+            b[j] += _PHILOX_KEY_B
+
+
+@numba.njit(cache=True)
+def _philox32(c0, c1, c2, c3, k0, k1, n_rounds, o0, o1, o2, o3):
+    x0, x1, x2, x3 = np.empty(_CHUNK, np.uint32), np.empty(_CHUNK, np.uint32), np.empty(_CHUNK, np.uint32), \
+        np.empty(_CHUNK, np.uint32)
+    a, b = np.empty(_CHUNK, np.uint32), np.empty(_CHUNK, np.uint32)
+    for s in range(0, c0.size, _CHUNK):
+        m = min(_CHUNK, c0.size - s)
+        x0[:m] = c0[s:s + m]
+        x1[:m] = c1[s:s + m]
+        x2[:m] = c2[s:s + m]
+        x3[:m] = c3[s:s + m]
+        a[:m] = k0[s:s + m]
+        b[:m] = k1[s:s + m]
+        _philox_rounds(x0, x1, x2, x3, a, b, m, n_rounds)
+        o0[s:s + m] = x0[:m]
+        o1[s:s + m] = x1[:m]
+        o2[s:s + m] = x2[:m]
+        o3[s:s + m] = x3[:m]
+
+
+@numba.njit(cache=True)
+def _philox32_uniform(c0, k0, k1, n_rounds, out):
+    """tl.rand's numbers: counters (c0, 0, 0, 0) under one key, the first word as a float in
+    [0, 1) (the magnitude of its signed value, scaled so that the largest stays below 1.0)."""
+    x0, x1, x2, x3 = np.empty(_CHUNK, np.uint32), np.empty(_CHUNK, np.uint32), np.empty(_CHUNK, np.uint32), \
+        np.empty(_CHUNK, np.uint32)
+    a, b = np.empty(_CHUNK, np.uint32), np.empty(_CHUNK, np.uint32)
+    scale = np.float32(4.6566127342e-10)
+    for s in range(0, c0.size, _CHUNK):
+        m = min(_CHUNK, c0.size - s)
+        x0[:m] = c0[s:s + m]
+        x1[:m] = 0
+        x2[:m] = 0
+        x3[:m] = 0
+        a[:m] = k0
+        b[:m] = k1
+        _philox_rounds(x0, x1, x2, x3, a, b, m, n_rounds)
+        for j in range(m):
+            v = np.int64(np.int32(x0[j]))
+            v = -v - 1 if v < 0 else v
+            out[s + j] = np.float32(v) * scale
+
+
+def philox32(counters, k0, k1, n_rounds: int):
+    """Philox-4x32 of four uint32 counter arrays under keys k0, k1 (uint32, broadcast to them):
+    the four uint32 result arrays, the same bits as the block arithmetic in minitriton.random."""
+    shape = np.broadcast_shapes(*(c.shape for c in counters), k0.shape, k1.shape)
+    flat = [np.ascontiguousarray(np.broadcast_to(x, shape), dtype=np.uint32).reshape(-1)
+            for x in (*counters, k0, k1)]
+    out = [np.empty(shape, np.uint32) for _ in range(4)]
+    _philox32(*flat, int(n_rounds), *(o.reshape(-1) for o in out))
+    return tuple(out)
+
+
+def philox32_uniform(c0, k0: int, k1: int, n_rounds: int):
+    """uint_to_uniform_float of the first word of Philox-4x32 of counters (c0, 0, 0, 0) under
+    one key (k0, k1): tl.rand for 32-bit offsets, without the other three words."""
+    out = np.empty(c0.shape, np.float32)
+    _philox32_uniform(np.ascontiguousarray(c0, dtype=np.uint32).reshape(-1), np.uint32(k0), np.uint32(k1),
+                      int(n_rounds), out.reshape(-1))
+    return out

@@ -12,8 +12,8 @@ import numpy as np
 from scipy import special
 
 from . import dtypes as D
-from .tensor import tensor, to_tensor
-from .arithmetic import elementwise_alu, broadcast_shape, rows_aligned, operands
+from .tensor import POOL, tensor, to_tensor
+from .arithmetic import POOLED_BYTES, elementwise_alu, broadcast_shape, rows_aligned, operands
 
 
 def _float_args(name, *xs):
@@ -24,14 +24,26 @@ def _float_args(name, *xs):
     return ts
 
 
+def _result(fn, dtype, shape, *args):
+    """fn(*args) as a block: a numpy ufunc's big result goes into a recycled array (a fresh one
+    each launch group would fault its pages in anew, which costs more than the function)."""
+    v = args[0]
+    if isinstance(fn, np.ufunc) and v.nbytes >= POOLED_BYTES and all(a.shape == v.shape for a in args):
+        out = fn(*args, out=POOL.empty(v.shape, dtype.container))
+        result = tensor(out, dtype, shape)
+        result.owned = True
+        return result
+    return tensor(np.asarray(fn(*args), dtype.container), dtype, shape)
+
+
 def _unary(name, fn, out=None):
     def op(x):
         t, = _float_args(name, x)
         with np.errstate(all="ignore"):
-            v = fn(t.v.astype(t.dtype.container, copy=False))
-        if out is not None:
-            return tensor(np.asarray(v).astype(np.int32), out, t.shape)
-        return elementwise_alu(tensor(np.asarray(v, t.dtype.container), t.dtype, t.shape))
+            if out is not None:
+                return tensor(np.asarray(fn(t.v.astype(t.dtype.container, copy=False))).astype(np.int32), out,
+                              t.shape)
+            return elementwise_alu(_result(fn, t.dtype, t.shape, t.v.astype(t.dtype.container, copy=False)))
     op.__name__ = name
     return op
 
@@ -42,8 +54,8 @@ def _binary(name, fn):
         _float_args(name, x.to(dt) if x.dtype is not dt else x, y.to(dt) if y.dtype is not dt else y)
         shape = broadcast_shape(x.shape, y.shape)
         with np.errstate(all="ignore"):
-            v = fn(rows_aligned(x, len(shape), dt), rows_aligned(y, len(shape), dt))
-        return elementwise_alu(tensor(np.asarray(v, dt.container), dt, shape))
+            args = rows_aligned(x, len(shape), dt), rows_aligned(y, len(shape), dt)
+            return elementwise_alu(_result(fn, dt, shape, *args))
     op.__name__ = name
     return op
 

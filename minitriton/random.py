@@ -2,14 +2,15 @@
 streams as Triton's `tl.rand`, `tl.randn`, `tl.randint` for the same seed and offsets.
 
 A stream is a pure function of (seed, offset), so each lane's number does not depend on which
-program computes it or in what order: the whole block is computed at once in numpy's uint32
-(or uint64) arithmetic, which wraps as the GPU's does.
+program computes it or in what order: the whole block is computed at once, the 32-bit rounds in
+a numba loop (fast_loops.philox32), the 64-bit ones in numpy's uint64 arithmetic, which wraps as
+the GPU's does.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from . import dtypes as D
+from . import dtypes as D, fast_loops
 from .tensor import tensor, to_tensor, constexpr
 from .shapes import broadcast_to, broadcast
 from .elementwise import mulhi_unsigned
@@ -33,6 +34,8 @@ def _rows(*vs):
 
 
 def _philox_arrays(c, k0, k1, n_rounds, bits):
+    if bits == 32:
+        return fast_loops.philox32(c, k0, k1, n_rounds)
     key_a, key_b, round_a, round_b = (np.dtype(f"u{bits // 8}").type(x) for x in _CONSTANTS[bits])
     c0, c1, c2, c3 = c
     with np.errstate(over="ignore"):
@@ -71,21 +74,25 @@ def philox_impl(c0, c1, c2, c3, k0, k1, n_rounds=N_ROUNDS_DEFAULT):
     return _run(vals, keys[0], keys[1], shape, n_rounds, bits, udt)
 
 
-def philox(seed, c0, c1, c2, c3, n_rounds=N_ROUNDS_DEFAULT):
-    """Four blocks of random unsigned ints from four counter blocks and a seed."""
+def _keys(seed, ndim: int, bits: int):
+    """The Philox key words of a seed block, one row per program: for 32 bits the seed's low and
+    high words, for 64 bits the seed itself and zero."""
     seed = to_tensor(seed)
     if not seed.dtype.is_int() or seed.shape:
         raise TypeError(f"the random seed must be an integer scalar, got {seed.dtype} {list(seed.shape)}")
-    cs, bits, udt = _counters((c0, c1, c2, c3), "philox")
-    shape = cs[0].shape
-    vals = [_unsigned(x, shape, udt) for x in cs]
     s = seed.v.reshape(-1).astype(np.int64 if seed.dtype.is_signed() else np.uint64).astype(np.uint64)
-    s = s.reshape((-1,) + (1,) * len(shape))
-    if bits == 32:  # the seed's low and high words are the key
-        k0, k1 = (s & _LOW32).astype(np.uint32), (s >> np.uint64(32)).astype(np.uint32)
-    else:
-        k0, k1 = s, np.zeros_like(s)
-    return _run(vals, k0, k1, shape, n_rounds, bits, udt)
+    s = s.reshape((-1,) + (1,) * ndim)
+    if bits == 32:
+        return (s & _LOW32).astype(np.uint32), (s >> np.uint64(32)).astype(np.uint32)
+    return s, np.zeros_like(s)
+
+
+def philox(seed, c0, c1, c2, c3, n_rounds=N_ROUNDS_DEFAULT):
+    """Four blocks of random unsigned ints from four counter blocks and a seed."""
+    cs, bits, udt = _counters((c0, c1, c2, c3), "philox")
+    k0, k1 = _keys(seed, len(cs[0].shape), bits)
+    shape = cs[0].shape
+    return _run([_unsigned(x, shape, udt) for x in cs], k0, k1, shape, n_rounds, bits, udt)
 
 
 def randint4x(seed, offset, n_rounds=N_ROUNDS_DEFAULT):
@@ -119,6 +126,13 @@ def uint_to_uniform_float(x):
 
 
 def rand(seed, offset, n_rounds=N_ROUNDS_DEFAULT):
+    offset = to_tensor(offset)
+    if offset.dtype.is_int() and offset.dtype.bits == 32:
+        k0, k1 = _keys(seed, len(offset.shape), 32)
+        if (k0 == k0.flat[0]).all() and (k1 == k1.flat[0]).all():   # one seed for every program
+            c0 = np.asarray(offset.v, offset.dtype.np).view(np.uint32)
+            out = fast_loops.philox32_uniform(c0, k0.flat[0], k1.flat[0], constexpr_value(n_rounds))
+            return tensor(out, D.float32, offset.shape)
     return uint_to_uniform_float(randint(seed, offset, n_rounds))
 
 

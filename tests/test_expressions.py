@@ -9,6 +9,7 @@ import minitriton as mt
 import minitriton.language as tl
 from minitriton import expressions
 from minitriton.arithmetic import Expression
+from minitriton.tensor import POOL
 from kernels.tutorials import layer_norm_fwd
 
 ROWS, COLS = 256, 512          # 128K elements a launch: above expressions.MIN_ELEMENTS
@@ -197,3 +198,20 @@ def masked_scale(x_ptr, out_ptr, stride, n, BLOCK: tl.constexpr):
     cols = tl.arange(0, BLOCK)
     x = tl.load(x_ptr + row * stride + cols)
     tl.store(out_ptr + row * stride + cols, x * x + x, mask=cols < n)
+
+
+def test_a_full_array_pool_makes_room_for_the_shape_in_use():
+    # a kernel that ran before left the pool full of its own blocks; the next kernel's blocks
+    # (another shape) must still be recycled, or each of its launches faults fresh pages in
+    pool = type(POOL)()
+    pool.LIMIT = 8 << 20
+    old = [np.empty((1024, 1024), np.float32) for _ in range(2)]       # 2 x 4 MB: the pool is full
+    for a in old:
+        pool.give(a)
+    assert pool.bytes == 8 << 20
+    new = np.empty((512, 2048), np.float32)
+    pool.give(new)
+    assert pool.empty((512, 2048), np.float32) is new                  # kept, the old shape evicted
+    assert pool.bytes <= pool.LIMIT
+    pool.give(np.empty(3 << 20, np.float32))                          # larger than the pool: not kept
+    assert pool.bytes <= pool.LIMIT

@@ -4,10 +4,12 @@ unit tests (test_core.py, test_standard.py, test_random.py) in our own code: eac
 in lockstep and one program at a time, and both must give numpy's (or Triton's) answer."""
 import numpy as np
 import pytest
+from scipy import special
 
 import minitriton as mt
 import minitriton.language as tl
 import minitriton.language.core as core
+from minitriton.language.extra import libdevice
 from minitriton.language.standard import _log2, sum as _std_sum, zeros_like
 from tests.test_semantics import both
 
@@ -281,6 +283,27 @@ def test_rand_and_randn_follow_triton_from_the_same_stream():
     i4 = np.zeros(4096, np.uint32)
     random_kernel[(4,)](i4, np.zeros(4096, np.float32), np.zeros(4096, np.float32), 1234, BLOCK=1024)
     np.testing.assert_array_equal(i4, i)
+
+
+@mt.jit
+def seeded_per_program(u_ptr, seed, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    offs = pid * BLOCK + tl.arange(0, BLOCK)
+    tl.store(u_ptr + offs, tl.rand(seed + pid % 3, offs))
+
+
+def test_rand_with_a_seed_per_program_draws_each_programs_own_stream():
+    # lockstep sees a different key in each row here (the one-seed fast path does not apply)
+    def run():
+        u = np.zeros(1024, np.float32)
+        seeded_per_program[(8,)](u, 77, BLOCK=128)
+        return u
+    u, u2 = both(run)
+    np.testing.assert_array_equal(u, u2)
+    for pid in range(8):
+        one = np.zeros(1024, np.float32)
+        random_kernel[(8,)](np.zeros(1024, np.uint32), one, np.zeros(1024, np.float32), 77 + pid % 3, BLOCK=128)
+        np.testing.assert_array_equal(u[pid * 128:(pid + 1) * 128], one[pid * 128:(pid + 1) * 128])
 
 
 # ---------------------------------------------------------------- fp8
@@ -670,3 +693,28 @@ def test_a_divergent_loop_over_block_pointers_whose_base_differs_by_program():
     np.testing.assert_array_equal(got, alone)
     want = np.stack([np.concatenate([x[h].reshape(N // B, B, D)[:r + 1].sum(0) for r in range(N // B)]) for h in range(H)])
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+# ---------------------------------------------------------------- libdevice on big blocks
+@mt.jit
+def libdevice_kernel(x_ptr, y_ptr, a_ptr, b_ptr, j_ptr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x, y = tl.load(x_ptr + offs), tl.load(y_ptr + offs)
+    tl.store(a_ptr + offs, libdevice.asin(x))
+    tl.store(b_ptr + offs, libdevice.atan2(x, y))
+    tl.store(j_ptr + offs, libdevice.j0(x))
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_libdevice_results_of_big_blocks_keep_their_values(seed):
+    # 1024 programs x 1024 lanes: each result (4 MB) goes into a recycled array; a launch again
+    # (the parametrization) reuses them, and every stored result must still be its own
+    rng = np.random.default_rng(seed)
+    n = 1 << 20
+    x, y = (rng.random(n, np.float32) * 2 - 1 for _ in range(2))
+    a, b, j = (np.zeros(n, np.float32) for _ in range(3))
+    for _ in range(2):
+        libdevice_kernel[(n // 1024,)](x, y, a, b, j, BLOCK=1024)
+        np.testing.assert_array_equal(a, np.arcsin(x))
+        np.testing.assert_array_equal(b, np.arctan2(x, y))
+        np.testing.assert_array_equal(j, special.j0(x).astype(np.float32))
