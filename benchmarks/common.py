@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import ctypes
 import multiprocessing
 import os
 import pathlib
@@ -52,6 +53,24 @@ def median_time(fn, repeats: int, warmup: int = 1) -> float:
         fn()
         samples.append(time.perf_counter() - t)
     return statistics.median(samples)
+
+
+def warm_allocator() -> str:
+    """Keep freed memory in this process (glibc: arrays up to its limit taken from the heap, no
+    heap given back), so that a timing does not depend on what ran before it.  glibc's default maps a large
+    array afresh, faulting its pages in, until a free raises its threshold: numpy's baseline of
+    one row was then 2x slower or not, depending on the rows before it.  Returns what was done."""
+    if platform.system() != "Linux":
+        return "allocator as it is"
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+    except OSError:
+        return "allocator as it is"
+    m_trim_threshold, m_mmap_threshold = -1, -3     # mallopt's parameters (malloc.h)
+    largest = 4 * 1024 * 1024 * ctypes.sizeof(ctypes.c_long)    # the mmap threshold's upper limit
+    if libc.mallopt(m_mmap_threshold, largest) != 1 or libc.mallopt(m_trim_threshold, 1 << 30) != 1:
+        return "allocator as it is"
+    return f"glibc keeping freed memory (arrays up to {largest >> 20} MB from the heap, none given back)"
 
 
 def process_pool():

@@ -12,7 +12,7 @@ import numpy as np
 
 import minitriton as mt
 from benchmarks import common
-from benchmarks.common import machine, markdown, median_time
+from benchmarks.common import machine, markdown, median_time, warm_allocator
 from kernels.tutorials import (add_kernel, asin_kernel, attention_fwd, grouped_gemm, layer_norm_dw, layer_norm_fwd,
                                matmul_kernel, matmul_persistent, seeded_dropout, softmax_persistent, softmax_row)
 from minitriton import compat
@@ -131,6 +131,7 @@ def cases(quick):
 
 
 def run(quick: bool):
+    allocator = warm_allocator()
     repeats = 3 if quick else 7
     rows, over = [], []
     for name, size, kernel_fn, numpy_fn, tol, kernel, *judge in cases(quick):
@@ -155,7 +156,7 @@ def run(quick: bool):
              f"`triton.language` run with Triton's semantics; {len(refused)} raise a clear NotImplementedError "
              f"({', '.join(refused)})" + (f"; {len(broken)} are missing ({', '.join(broken)})" if broken else "") + ".")
     goals = "met" if not over else "missed on " + ", ".join(over)
-    return table + (f"\n\nMedians of {repeats} alternating runs on {machine()}.\n\nGoals (every kernel ≤ 1.5× numpy, "
+    return table + (f"\n\nMedians of {repeats} alternating runs on {machine()}; {allocator}.\n\nGoals (every kernel ≤ 1.5× numpy, "
                     f"in lockstep, within tolerance of numpy's answer): {goals}.\n\n{cover}\n")
 
 

@@ -36,6 +36,7 @@ MAX_NODES = 12           # steps in one expression (each leaf and operation coun
 _SYMBOLS = {"add": "+", "sub": "-", "mul": "*"}
 _NUMPY = {"add": np.add, "sub": np.subtract, "mul": np.multiply}
 _COMPILED: dict = {}
+_UNARY: dict = {}        # "ufunc:name" -> the ufunc of a deferred one-operand step (unary)
 _enabled = True
 
 
@@ -67,8 +68,10 @@ class Expression:
     def evaluate(self, out=None) -> np.ndarray:
         """The values, in a new array or in `out` (of the full shape and type; rows of contiguous
         elements, which may be a stride apart: storage.Region)."""
-        leaves, lines, result = _plan(self)
         out = POOL.empty(self.full, self.dtype) if out is None else out
+        if self.op in _UNARY:
+            return _UNARY[self.op](self.args[0], out=out)
+        leaves, lines, result = _plan(self)
         if len(lines) == 1:             # one step: numpy's own loop (it vectorises a little better)
             a, b = (leaves * 2)[:2] if len(leaves) == 1 else leaves
             return _NUMPY[self.op](a, b, out=out)
@@ -87,6 +90,16 @@ class Expression:
             if rows.base is None:
                 out[...] = rows.reshape(out.shape)
         return out
+
+
+def unary(fn, a, dtype, full):
+    """`fn(a)`, a numpy ufunc of one operand (libdevice's asin, say), deferred so that a store
+    can compute it straight into its output.  One step, never extended: numpy's own loop gives
+    the bits every other path gives, which a compiled chain of math functions would not."""
+    e = Expression(f"ufunc:{fn.__name__}", (a,), np.dtype(dtype), tuple(full))
+    e.nodes = MAX_NODES
+    _UNARY[e.op] = fn
+    return e
 
 
 def combine(op, a, b, dtype, full):

@@ -11,7 +11,7 @@ import math
 import numpy as np
 from scipy import special
 
-from . import dtypes as D
+from . import dtypes as D, expressions
 from .tensor import POOL, tensor, to_tensor
 from .arithmetic import POOLED_BYTES, elementwise_alu, broadcast_shape, rows_aligned, operands
 
@@ -25,9 +25,12 @@ def _float_args(name, *xs):
 
 
 def _result(fn, dtype, shape, *args):
-    """fn(*args) as a block: a numpy ufunc's big result goes into a recycled array (a fresh one
-    each launch group would fault its pages in anew, which costs more than the function)."""
+    """fn(*args) as a block.  A numpy ufunc of one big operand is deferred (expressions.unary),
+    so that a store computes it straight into its output; another big result goes into a
+    recycled array (a fresh one each launch group would fault its pages in anew)."""
     v = args[0]
+    if isinstance(fn, np.ufunc) and fn.nin == 1 and expressions.enabled() and v.size >= expressions.MIN_ELEMENTS:
+        return tensor.deferred(expressions.unary(fn, v, dtype.container, v.shape), dtype, shape)
     if isinstance(fn, np.ufunc) and v.nbytes >= POOLED_BYTES and all(a.shape == v.shape for a in args):
         out = fn(*args, out=POOL.empty(v.shape, dtype.container))
         result = tensor(out, dtype, shape)

@@ -697,24 +697,27 @@ def test_a_divergent_loop_over_block_pointers_whose_base_differs_by_program():
 
 # ---------------------------------------------------------------- libdevice on big blocks
 @mt.jit
-def libdevice_kernel(x_ptr, y_ptr, a_ptr, b_ptr, j_ptr, BLOCK: tl.constexpr):
+def libdevice_kernel(x_ptr, y_ptr, a_ptr, b_ptr, j_ptr, c_ptr, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     x, y = tl.load(x_ptr + offs), tl.load(y_ptr + offs)
     tl.store(a_ptr + offs, libdevice.asin(x))
+    tl.store(c_ptr + offs, libdevice.asin(x) * 2.0 + y)
     tl.store(b_ptr + offs, libdevice.atan2(x, y))
     tl.store(j_ptr + offs, libdevice.j0(x))
 
 
 @pytest.mark.parametrize("seed", [0, 1])
 def test_libdevice_results_of_big_blocks_keep_their_values(seed):
-    # 1024 programs x 1024 lanes: each result (4 MB) goes into a recycled array; a launch again
-    # (the parametrization) reuses them, and every stored result must still be its own
+    # 1024 programs x 1024 lanes: a one-operand result (4 MB) is deferred and computed straight
+    # into the output it is stored to, or when arithmetic needs it; a two-operand one goes into a
+    # recycled array, which the second launch reuses: every stored result must still be its own
     rng = np.random.default_rng(seed)
     n = 1 << 20
     x, y = (rng.random(n, np.float32) * 2 - 1 for _ in range(2))
-    a, b, j = (np.zeros(n, np.float32) for _ in range(3))
+    a, b, j, c = (np.zeros(n, np.float32) for _ in range(4))
     for _ in range(2):
-        libdevice_kernel[(n // 1024,)](x, y, a, b, j, BLOCK=1024)
+        libdevice_kernel[(n // 1024,)](x, y, a, b, j, c, BLOCK=1024)
         np.testing.assert_array_equal(a, np.arcsin(x))
         np.testing.assert_array_equal(b, np.arctan2(x, y))
         np.testing.assert_array_equal(j, special.j0(x).astype(np.float32))
+        np.testing.assert_array_equal(c, np.arcsin(x) * np.float32(2) + y)
