@@ -7,7 +7,7 @@ import warnings
 
 import numpy as np
 
-from . import context
+from . import context, fast_loops
 from . import dtypes as D
 from .tensor import FROM_ABOVE, tensor, to_tensor, round_to
 from .arithmetic import (aligned_steps, broadcast_shape, constexpr_value, elementwise_alu, operands,
@@ -159,8 +159,9 @@ def where(condition, x, y, *, every_program=False):
     dt = D.promote(x.dtype, y.dtype)
     shape = broadcast_shape(broadcast_shape(condition.shape, x.shape), y.shape)
     nd = len(shape)
-    out = np.where(rows_aligned(condition, nd).astype(bool, copy=False), rows_aligned(x, nd, dt), rows_aligned(y, nd, dt))
-    return tensor(out, dt, shape)
+    c, a, b = rows_aligned(condition, nd).astype(bool, copy=False), rows_aligned(x, nd, dt), rows_aligned(y, nd, dt)
+    out = fast_loops.select(c, a, b)
+    return tensor(np.where(c, a, b) if out is None else out, dt, shape)
 
 
 def _decided(condition: tensor, every_program=False):

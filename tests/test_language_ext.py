@@ -721,3 +721,30 @@ def test_libdevice_results_of_big_blocks_keep_their_values(seed):
         np.testing.assert_array_equal(b, np.arctan2(x, y))
         np.testing.assert_array_equal(j, special.j0(x).astype(np.float32))
         np.testing.assert_array_equal(c, np.arcsin(x) * np.float32(2) + y)
+
+
+# ---------------------------------------------------------------- tl.where on big blocks
+@mt.jit
+def where_kernel(c_ptr, x_ptr, y_ptr, o_ptr, s_ptr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    c, x, y = tl.load(c_ptr + offs) != 0, tl.load(x_ptr + offs), tl.load(y_ptr + offs)
+    tl.store(o_ptr + offs, tl.where(c, x, y))
+    tl.store(s_ptr + offs, tl.where(c, x, 0))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, np.int8, np.uint64])
+def test_where_on_big_blocks_keeps_every_bit(dtype):
+    # 64 programs x 1024 lanes, a random condition: the masked bit-select loop (fast_loops.select)
+    # must give np.where's bits, NaN payloads, infinities and -0.0 included
+    rng = np.random.default_rng(7)
+    n = 1 << 16
+    c = rng.integers(0, 2, n).astype(np.int8)
+    raw = rng.integers(0, 256, (2, n * np.dtype(dtype).itemsize), dtype=np.uint8)
+    x, y = (r.view(dtype) for r in raw)
+    if np.dtype(dtype).kind == "f":
+        x[:4] = [np.nan, -np.inf, -0.0, np.inf]
+    o, s = np.zeros(n, dtype), np.zeros(n, dtype)
+    where_kernel[(n // 1024,)](c, x, y, o, s, BLOCK=1024)
+    bits = f"u{np.dtype(dtype).itemsize}"
+    np.testing.assert_array_equal(o.view(bits), np.where(c != 0, x, y).view(bits))
+    np.testing.assert_array_equal(s.view(bits), np.where(c != 0, x, np.zeros(1, dtype)).view(bits))
