@@ -16,9 +16,9 @@ from .shapes import broadcast_to, broadcast
 from .elementwise import mulhi_unsigned
 
 N_ROUNDS_DEFAULT = 10
-# Weyl-sequence key increments and round multipliers (Salmon et al., table 2)
+# Philox-4x64's Weyl-sequence key increments and round multipliers (Salmon et al., table 2);
+# Philox-4x32's are fast_loops', beside the loop that uses them
 _CONSTANTS = {
-    32: (0x9E3779B9, 0xBB67AE85, 0xD2511F53, 0xCD9E8D57),
     64: (0x9E3779B97F4A7C15, 0xBB67AE8584CAA73B, 0xD2E7470EE14C6C93, 0xCA5A826395121157),
 }
 _LOW32 = np.uint64(0xFFFFFFFF)
