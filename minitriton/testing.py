@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import time
 from typing import Callable, Sequence
 
 import numpy as np
@@ -154,22 +155,38 @@ def _assert_within(err, allowed, what, got, want, rule, unit=None, ulps=None):
 
 
 # ---------------------------------------------------------------- Triton's benchmarking helpers
-def do_bench(fn, warmup=25, rep=100, grad_to_none=None, quantiles=None, return_mode="mean", device=None):
-    """Triton's `do_bench`: milliseconds a call of `fn` takes, here on HypoGPU: the minitriton
-    launches `fn` makes are traced (nothing runs on the CPU) and timed by the device's model,
-    `rep` milliseconds' worth of runs with its measurement noise.  `warmup` and `grad_to_none`
-    are accepted for ported code; `quantiles` (e.g. [0.5, 0.2, 0.8]) and `return_mode` ("min",
-    "max", "mean", "median", "all") choose what is returned, as in Triton."""
+def do_bench(fn, warmup=25, rep=100, grad_to_none=None, quantiles=None, return_mode="mean", device=None,
+             n_warmup=None, n_repeat=None):
+    """Triton's `do_bench`: milliseconds a call of `fn` takes.  The minitriton launches `fn` makes
+    are traced (nothing runs on the CPU) and timed on HypoGPU, `rep` milliseconds' worth of runs
+    (or `n_repeat`) with its measurement noise.  A `fn` that launches no minitriton kernel is
+    timed as it runs on this CPU, as Triton times whatever `fn` does: one call to estimate, then
+    `n_warmup` and `n_repeat` calls (by default as many as `warmup` and `rep` milliseconds
+    hold).  `grad_to_none` is accepted for ported code; `quantiles` (e.g. [0.5, 0.2, 0.8]) and
+    `return_mode` ("min", "max", "mean", "median", "all") choose what is returned, as in Triton."""
     if return_mode not in ("min", "max", "mean", "median", "all"):
         raise ValueError(f"do_bench: return_mode must be min, max, mean, median or all, got {return_mode!r}")
+    for name, n in (("n_warmup", n_warmup), ("n_repeat", n_repeat)):
+        if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 0):
+            raise ValueError(f"do_bench: {name} must be a count of calls (an int >= 0), got {n!r}")
     device = device or HypoGPU()
+    start = time.perf_counter()
     profiles = device.trace(fn)
-    if not profiles:
-        raise ValueError("do_bench: the function launched no minitriton kernel, so HypoGPU has nothing to time")
-    ms = device.time(profiles) * 1e3
-    runs = max(1, min(1000, int(rep / max(ms, 1e-6))))
-    rng = np.random.default_rng(0)
-    times = ms * np.exp(0.015 * rng.standard_normal(runs))
+    if profiles:
+        ms = device.time(profiles) * 1e3
+        runs = n_repeat or max(1, min(1000, int(rep / max(ms, 1e-6))))
+        rng = np.random.default_rng(0)
+        times = ms * np.exp(0.015 * rng.standard_normal(runs))
+    else:
+        estimate = max((time.perf_counter() - start) * 1e3, 1e-6)
+        for _ in range(max(1, int(warmup / estimate)) if n_warmup is None else n_warmup):
+            fn()
+        times = []
+        for _ in range(max(1, min(10_000, int(rep / estimate))) if n_repeat is None else n_repeat):
+            t = time.perf_counter()
+            fn()
+            times.append((time.perf_counter() - t) * 1e3)
+        times = np.array(times or [estimate])
     if quantiles is not None:
         out = [float(q) for q in np.quantile(times, quantiles)]
         return out[0] if len(out) == 1 else out
