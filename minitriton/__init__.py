@@ -1,5 +1,6 @@
 """minitriton: a Triton-compatible block language executed on the CPU."""
-from .jit import jit, JITFunction, cdiv, next_power_of_2, one_program_at_a_time, reinterpret, set_allocator
+from .jit import jit, JITFunction, one_program_at_a_time
+from .host import cdiv, next_power_of_2, reinterpret, set_allocator
 from .memory import OutOfBoundsError
 from .errors import TritonError, CompilationError, InterpreterError
 from .addresses import data_ptr

@@ -21,11 +21,10 @@ import types
 
 import numpy as np
 
-from . import aggregates, context, counting, descriptors, errors, lowering
+from . import aggregates, binding, context, counting, errors, lowering
 from . import dtypes as D
 from .addresses import AddressSpace
 from .storage import bind_buffers
-from .tools.tensor_descriptor import TensorDescriptor
 from .memory import argument_pointer
 from .tensor import FROM_ABOVE, Divergent, MemoryPressure, Stalled, argument, constexpr, tensor
 from .elementwise import minimum, maximum
@@ -197,29 +196,6 @@ def _is_constant(v) -> bool:
     if isinstance(v, tuple):
         return all(_is_constant(x) for x in v)
     return isinstance(v, (bool, int, float, str, bytes, type(None), np.generic))
-
-
-def cdiv(x, y):
-    return (x + y - 1) // y
-
-
-def reinterpret(array: np.ndarray, dtype):
-    """The same memory seen as another element type of the same width, as `triton.reinterpret`
-    does (e.g. a uint8 array as `tl.float8e4nv`)."""
-    dtype = dtype.value if isinstance(dtype, constexpr) else dtype
-    if not isinstance(array, np.ndarray):
-        raise TypeError(f"reinterpret: array must be a numpy array, got {type(array).__name__}")
-    if not isinstance(dtype, D.dtype):
-        raise TypeError(f"reinterpret: dtype must be a tl dtype such as tl.float8e5, got {dtype!r}")
-    if array.dtype.itemsize != dtype.np.itemsize:
-        raise ValueError(f"reinterpret: {array.dtype} elements are {array.dtype.itemsize} bytes but {dtype} "
-                         f"elements are {dtype.np.itemsize}")
-    return array.view(dtype.np)
-
-
-def next_power_of_2(n: int) -> int:
-    n = int(n)
-    return 1 if n <= 1 else 1 << (n - 1).bit_length()
 
 
 class JITFunction:
@@ -427,7 +403,7 @@ class JITFunction:
         @autotune asks before tuning, so such a call fails as the plain kernel's would.  A tuple
         (a named one too) is checked member by member, as Triton passes each member (`flat`:
         the arguments already flattened so, when the caller has them)."""
-        for name, a in (flat if flat is not None else _flat(bound, self.constexprs)).items():
+        for name, a in (flat if flat is not None else binding.flat(bound, self.constexprs)).items():
             if isinstance(a, np.ndarray) and name not in self.constexprs:
                 try:
                     D.from_numpy(a.dtype)
@@ -446,7 +422,7 @@ class JITFunction:
     def _arguments(self, bound):
         """Kernel arguments: arrays become pointers (aliased arrays share one buffer), numbers
         typed scalars; a tuple's members likewise, the tuple (a named one keeps its class) rebuilt."""
-        flat = _flat(bound, self.constexprs)
+        flat = binding.flat(bound, self.constexprs)
         self.check_arguments(bound, flat)
         values = {}
         arrays = {name: a for name, a in flat.items() if isinstance(a, np.ndarray)}
@@ -463,12 +439,12 @@ class JITFunction:
             else:
                 values[name] = a
         storages = list({id(b.storage): b.storage for b in buffers.values()}.values())
-        return _unflat(bound, values, self.constexprs), storages, AddressSpace(buffers, storages)
+        return binding.unflat(bound, values, self.constexprs), storages, AddressSpace(buffers, storages)
 
     def _execute(self, bound, grid, options=None, check_only=False):
         values, buffers, space = self._arguments(bound)
         context.start_deadline()   # loops check it: a launch that never ends stops with an error
-        pids = _program_ids(grid)[:1] if check_only else _program_ids(grid)
+        pids = binding.program_ids(grid)[:1] if check_only else binding.program_ids(grid)
         recorder = counting.active()
         warps = (options or {}).get("num_warps", 4)
         counts, sampled = [], False
@@ -565,69 +541,6 @@ class JITFunction:
             self.last_launch["laned"] = self.last_launch.get("laned", 0) + state.laned
             self.last_launch["rounds"] = self.last_launch.get("rounds", 0) + state.rounds
         return state.counts
-
-
-_allocator = None
-
-
-def set_allocator(allocator):
-    """Triton's `triton.set_allocator(fn)`: the function its kernels call for global scratch
-    memory (tensor descriptors made in a kernel need some on a GPU).  minitriton's launches need
-    none, so the function is kept, never called; it must be callable, as Triton expects."""
-    global _allocator
-    if allocator is not None and not callable(allocator):
-        raise TypeError(f"set_allocator: allocator must be callable(size, alignment, stream), got {allocator!r}")
-    _allocator = allocator
-
-
-def _flat(bound: dict, constexprs) -> dict:
-    """The arguments with every tuple argument (not a constexpr one) replaced by its members,
-    named `name[i]` (nested: `name[i][j]`), and a host tensor descriptor by its array, shape and
-    strides (`name.base`, `name.shape[i]`, ...), so that each is bound as an argument is."""
-    out = {}
-
-    def add(name, a):
-        if isinstance(a, builtins.tuple):
-            for i, x in enumerate(a):
-                add(f"{name}[{i}]", x)
-        elif isinstance(a, TensorDescriptor):
-            out[f"{name}.base"] = a.base
-            for what in ("shape", "strides"):
-                for i, x in enumerate(getattr(a, what)):
-                    out[f"{name}.{what}[{i}]"] = int(x)
-        else:
-            out[name] = a
-    for name, a in bound.items():
-        if name in constexprs:
-            out[name] = a
-        else:
-            add(name, a)
-    return out
-
-
-def _unflat(bound: dict, values: dict, constexprs) -> dict:
-    """The bound arguments again, each tuple rebuilt from its members' kernel values (a named
-    tuple as its own class), each host tensor descriptor made a kernel's one."""
-    def build(name, a):
-        if isinstance(a, TensorDescriptor):
-            return descriptors.make_tensor_descriptor(
-                values[f"{name}.base"], [values[f"{name}.shape[{i}]"] for i in range(len(a.shape))],
-                [values[f"{name}.strides[{i}]"] for i in range(len(a.strides))], a.block_shape, a.padding)
-        if not isinstance(a, builtins.tuple):
-            return values[name]
-        items = [build(f"{name}[{i}]", x) for i, x in enumerate(a)]
-        return type(a)(*items) if hasattr(a, "_fields") else builtins.tuple(items)
-    return {name: (values[name] if name in constexprs else build(name, a)) for name, a in bound.items()}
-
-
-@functools.lru_cache(maxsize=64)
-def _program_ids(grid) -> np.ndarray:
-    """(programs x 3) ids of a grid, x fastest (read-only: shared by every launch on it)."""
-    gx, gy, gz = grid
-    z, y, x = np.meshgrid(np.arange(gz), np.arange(gy), np.arange(gx), indexing="ij")
-    pids = np.stack([x.reshape(-1), y.reshape(-1), z.reshape(-1)], axis=1).astype(np.int32)
-    pids.flags.writeable = False
-    return pids
 
 
 class _Mode(threading.local):

@@ -5,7 +5,8 @@ use by this module's `__getattr__`, as minitriton's own package does."""
 from ..configs import Config
 from ..errors import InterpreterError
 from ..hypogpu import OutOfResources
-from ..jit import JITFunction, jit, reinterpret
+from ..host import reinterpret
+from ..jit import JITFunction, jit
 from .driver import driver
 
 _TUNER_NAMES = {"Autotuner": "RuntimeAutotuner", "Heuristics": "Heuristics", "autotune": "autotune",
