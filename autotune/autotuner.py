@@ -25,7 +25,8 @@ import numpy as np
 
 import minitriton as mt
 from minitriton.hypogpu import HypoGPU, OutOfResources
-from .cache import TuningCache, digest, enabled as cache_enabled, refresh as cache_refresh
+from .cache import TuningCache, digest
+from .cache_location import enabled as cache_enabled, refresh as cache_refresh
 from .records import Record, latest_per_config
 from .driver import tune
 from .heuristics import base_function

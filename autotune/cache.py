@@ -1,8 +1,6 @@
 """Tuning results on disk (diskcache), shared by processes, robust to crashes, faults and junk.
 
-Where: the `cache_dir` argument, else $MINITRITON_CACHE_DIR, else $XDG_CACHE_HOME/minitriton
-(~/.cache/minitriton).  $MINITRITON_AUTOTUNE_CACHE=0 skips the disk cache (tune every
-process); $MINITRITON_AUTOTUNE_REFRESH=1 tunes again and overwrites.
+Where it lives and whether it is used: cache_location.py.
 
 Faults lose nothing: a process tuning a key holds an OS file lock that dies with it (a killed
 tuning blocks nobody), and a waiting process says whom it waits for.  A results database is
@@ -28,6 +26,7 @@ import diskcache
 
 from minitriton.datafiles import is_special, open_regular
 
+from .cache_location import default_dir
 from .records import RecordLog
 
 try:
@@ -38,21 +37,6 @@ except ImportError:  # not POSIX: no cross-process lock, tunings may then run tw
 VERSION = 2       # of an entry's format: 2 is JSON text (1 was a pickle)
 KEY_VERSION = 1   # of what a cache key digests (kept: an old entry is found, refused and replaced)
 _WARNED: set = set()
-
-
-def default_dir() -> pathlib.Path:
-    if os.environ.get("MINITRITON_CACHE_DIR"):
-        return pathlib.Path(os.environ["MINITRITON_CACHE_DIR"])
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return pathlib.Path(base) / "minitriton"
-
-
-def enabled() -> bool:
-    return os.environ.get("MINITRITON_AUTOTUNE_CACHE", "1") != "0"
-
-
-def refresh() -> bool:
-    return os.environ.get("MINITRITON_AUTOTUNE_REFRESH", "0") == "1"
 
 
 def digest(*parts) -> str:

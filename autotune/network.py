@@ -34,7 +34,8 @@ import sys
 
 import numpy as np
 
-from .cache import TuningCache, digest, enabled as cache_enabled
+from .cache import TuningCache, digest
+from .cache_location import enabled as cache_enabled
 from .driver import Tuning, progress_enabled
 from .records import latest_per_config
 

@@ -10,7 +10,8 @@ What makes a curve stale is named, not guessed: the landscape by the SHA-256 of 
 HypoGPU export changes with the model), one of our tuners by a hash of the sources that decide its
 search (autotune/ but the search strategies in autotune/tuners/ it does not import, and the
 replay device and configs of minitriton: a change to one strategy leaves the others' curves
-standing), a peer by its library's version and the hash of benchmarks/peers.py.  A curve whose code hash differs is not used (and is replaced
+standing, and a module of autotune/ that no search imports (the decorator, the disk cache, the
+command line) leaves every curve standing), a peer by its library's version and the hash of benchmarks/peers.py.  A curve whose code hash differs is not used (and is replaced
 when measured again).
 
 A seed's run is repeatable on one machine.  Across machines it need not be: the searches with a
@@ -65,6 +66,47 @@ def strategy_modules(names, root=ROOT) -> list:
     return sorted(f"{STRATEGIES}/{stem}.py" for stem in found)
 
 
+# what a search runs: tune() and the task it is given (the leaderboard imports nothing else of autotune/)
+SEARCH_ROOTS = ("autotune/driver.py", "autotune/task.py")
+
+
+def _imported(path: pathlib.Path, root) -> list:
+    """The files of `root` that the relative imports of the module at `path` name."""
+    out = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if not (isinstance(node, ast.ImportFrom) and node.level):
+            continue
+        base = path.parent
+        for _ in range(node.level - 1):
+            base = base.parent
+        if node.module:
+            base = base.joinpath(*node.module.split("."))
+        targets = [base] if node.module else []
+        targets += [base / a.name for a in node.names]     # `from .pkg import module` names a module too
+        for t in targets:
+            for f in (t.with_suffix(".py"), t / "__init__.py"):
+                if f.is_file():
+                    out.append(f)
+    return out
+
+
+def search_modules(root=ROOT) -> set:
+    """The modules of autotune/ that a search runs: SEARCH_ROOTS and what they import, directly or
+    through each other (relative imports, read from the sources), as paths relative to root.  The
+    package's own __init__ (which only names what it exports), the @autotune decorator, the disk
+    cache and the command line are not among them, so a change there makes no curve stale."""
+    todo = [root / r for r in SEARCH_ROOTS if (root / r).is_file()]
+    found = set()
+    while todo:
+        f = todo.pop()
+        rel = f.relative_to(root).as_posix()
+        if rel in found:
+            continue
+        found.add(rel)
+        todo += _imported(f, root)
+    return found
+
+
 def tuner_sources(names, root=ROOT) -> list:
     """What decides the searches of the strategy modules `names`: OUR_SOURCES less the strategy
     modules they do not import and less the strategies' registry (STRATEGIES/__init__.py, which
@@ -72,6 +114,7 @@ def tuner_sources(names, root=ROOT) -> list:
     no other strategy's search; the function that builds a search from its name is hashed by the
     caller).  A file list, relative to root."""
     mine = set(strategy_modules(names, root))
+    searched = search_modules(root)
     out = []
     for rel in OUR_SOURCES:
         p = root / rel
@@ -80,6 +123,8 @@ def tuner_sources(names, root=ROOT) -> list:
             strategy = r.startswith(STRATEGIES + "/") and r.count("/") == 2
             if r == f"{STRATEGIES}/__init__.py":
                 continue            # the registry of names: the caller hashes the one function that builds a search
+            if r.startswith("autotune/") and r not in searched:
+                continue            # no search imports it
             if not strategy or r in mine:
                 out.append(r)
     return out

@@ -94,7 +94,7 @@ def test_a_strategy_s_curves_go_stale_with_its_own_sources_only(tmp_path):
     it standing; a change to what they share makes every one stale."""
     tuners = tmp_path / "autotune" / "tuners"
     tuners.mkdir(parents=True)
-    (tmp_path / "autotune" / "driver.py").write_text("shared = 1\n")
+    (tmp_path / "autotune" / "driver.py").write_text("from .tuners import Staged\nshared = 1\n")
     (tuners / "__init__.py").write_text("from .staged import Staged\n")
     (tuners / "base.py").write_text("class Tuner: pass\n")
     (tuners / "gp.py").write_text("from .base import Tuner\n")
@@ -110,7 +110,7 @@ def test_a_strategy_s_curves_go_stale_with_its_own_sources_only(tmp_path):
     (tuners / "evo.py").write_text("from . import base\nchanged = 1\n")
     assert code("gp") == before["gp"] and code("evo") != before["evo"] and code("staged") != before["staged"]
     before = {stem: code(stem) for stem in ("gp", "evo", "staged")}
-    (tmp_path / "autotune" / "driver.py").write_text("shared = 2\n")
+    (tmp_path / "autotune" / "driver.py").write_text("from .tuners import Staged\nshared = 2\n")
     assert all(code(stem) != before[stem] for stem in before)
 
 
@@ -122,3 +122,32 @@ def test_a_reworded_docstring_or_comment_keeps_the_curves():
     assert code(base) == code('def f(x):\n    return x + 1\n')
     assert code(base) != code('def f(x):\n    """Why."""\n    return x + 2\n')
     assert code('X = 1\n') != code('X = "1"\n')
+
+
+def test_a_module_no_search_imports_keeps_every_curve(tmp_path):
+    """The decorator, the disk cache or the command line changing leaves stored curves standing;
+    a module the search imports, even through another, does not."""
+    pkg = tmp_path / "autotune"
+    (pkg / "tuners").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("from .driver import tune\nfrom .cache import Cache\n")
+    (pkg / "driver.py").write_text("from .records import Record\nfrom .tuners import make\n")
+    (pkg / "task.py").write_text("from . import space\n")
+    (pkg / "space.py").write_text("SPACE = 1\n")
+    (pkg / "records.py").write_text("from .location import where\n")
+    (pkg / "location.py").write_text("def where(): return 1\n")
+    (pkg / "cache.py").write_text("from .location import where\nclass Cache: pass\n")
+    (pkg / "tuners" / "__init__.py").write_text("from .gp import GP\n")
+    (pkg / "tuners" / "gp.py").write_text("from ..space import SPACE\n")
+    assert curve_store.search_modules(tmp_path) == {
+        "autotune/driver.py", "autotune/task.py", "autotune/space.py", "autotune/records.py",
+        "autotune/location.py", "autotune/tuners/__init__.py", "autotune/tuners/gp.py"}
+
+    def code():
+        return curve_store.sources_hash(curve_store.tuner_sources(["gp"], tmp_path), tmp_path)
+
+    before = code()
+    (pkg / "cache.py").write_text("from .location import where\nclass Cache:\n    size = 2\n")
+    (pkg / "__init__.py").write_text("from .driver import tune\n")
+    assert code() == before
+    (pkg / "location.py").write_text("def where(): return 2\n")
+    assert code() != before

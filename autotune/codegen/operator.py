@@ -10,7 +10,8 @@ import minitriton as mt
 import minitriton.language as tl
 
 from .. import te
-from ..cache import TuningCache, digest, enabled, refresh
+from ..cache import TuningCache, digest
+from ..cache_location import enabled, refresh
 from ..driver import tune
 from ..families import gemm as gemm_family
 from ..space import Config

@@ -38,7 +38,7 @@ from .model_based import ModelBasedTuner, Subset
 from .. import features as F
 from ..model import CostModel, throughput
 from ..records import RecordLog
-from ..cache import default_dir
+from ..cache_location import default_dir
 from ..task import Task
 
 EXACT_BELOW = 250_000     # spaces up to this size are scored exhaustively, larger ones by annealing
