@@ -11,6 +11,7 @@ warning naming the directory.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import os
@@ -19,6 +20,7 @@ import socket
 import sqlite3
 import stat
 import sys
+import tempfile
 import time
 import warnings
 
@@ -73,6 +75,15 @@ def _corrupt(db_file: pathlib.Path) -> bool:
 
 
 MAX_ENTRY_BYTES = 1 << 20   # an entry is a few kilobytes of JSON; anything far larger is junk
+MAX_SQLITE_BYTES = 4 * MAX_ENTRY_BYTES   # the longest text or blob SQLite hands over: a larger one is an error,
+                                        # not gigabytes in memory (SQLite checks a value's size before reading it)
+# diskcache's settings, given explicitly so that values stored in a database never override them
+SETTINGS = dict(diskcache.DEFAULT_SETTINGS)
+
+
+def _bounded(con: sqlite3.Connection) -> sqlite3.Connection:
+    con.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_SQLITE_BYTES)
+    return con
 
 
 class ForeignEntry(Exception):
@@ -160,10 +171,13 @@ class _ReadOnlyResults:
         self.dir = directory
         db = directory / "cache.db"
         try:  # read-only, seeing what the write-ahead log holds too
-            self.con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+            self.con = _bounded(sqlite3.connect(f"file:{db}?mode=ro", uri=True))
             self.con.execute("SELECT count(*) FROM Cache").fetchone()
         except sqlite3.Error:  # the log cannot be opened here: the main file as it is
-            self.con = sqlite3.connect(f"file:{db}?mode=ro&immutable=1", uri=True)
+            self.con = _bounded(sqlite3.connect(f"file:{db}?mode=ro&immutable=1", uri=True))
+        if _foreign_schema(self.con):
+            self.con.close()
+            raise ForeignEntry("tables, views, triggers or indexes diskcache does not make")
 
     def get(self, key, default=None):
         row = self.con.execute("SELECT mode, filename, value FROM Cache WHERE key = ? AND raw = 1",
@@ -178,10 +192,119 @@ class _ReadOnlyResults:
         raise ForeignEntry("a pickled value (an older minitriton's format) or one of another type")
 
     def iterkeys(self):
-        return (k for (k,) in self.con.execute("SELECT key FROM Cache WHERE raw = 1"))
+        return _keys(self.con)
 
     def close(self):
         self.con.close()
+
+
+def _keys(con: sqlite3.Connection):
+    """The keys of a results database, row by row (a scan that reads `raw` would read past every
+    key, however long): a planted key too long to read costs only its row."""
+    for (rowid,) in con.execute("SELECT rowid FROM Cache").fetchall():
+        try:
+            row = con.execute("SELECT key, raw FROM Cache WHERE rowid = ?", (rowid,)).fetchone()
+        except sqlite3.DataError:
+            continue
+        if row is not None and row[1] == 1:
+            yield row[0]
+
+
+def _oversized_keys(con: sqlite3.Connection, db_file: pathlib.Path) -> list:
+    """Rows whose key SQLite refuses to read (longer than MAX_SQLITE_BYTES).  Looking up any key
+    reads the keys it is compared with, whole: one planted key of gigabytes would cost every
+    lookup that much memory.  A database smaller than the limit (with its write-ahead log) cannot
+    hold one, and is not scanned."""
+    wal = db_file.with_name(db_file.name + "-wal")
+    if db_file.stat().st_size + (wal.stat().st_size if wal.is_file() else 0) <= MAX_SQLITE_BYTES:
+        return []
+    bad = []
+    for (rowid,) in con.execute("SELECT rowid FROM Cache").fetchall():
+        try:
+            con.execute("SELECT key FROM Cache WHERE rowid = ?", (rowid,)).fetchone()
+        except sqlite3.DataError:
+            bad.append(rowid)
+    return bad
+
+
+@functools.lru_cache(maxsize=1)
+def _reference_schema() -> frozenset:
+    """(type, name, sql) of every table, index and trigger diskcache makes, read from a new database."""
+    with tempfile.TemporaryDirectory() as d:
+        diskcache.Cache(d, disk=DataDisk, **SETTINGS).close()
+        con = sqlite3.connect(os.path.join(d, "cache.db"))
+        try:
+            return frozenset(con.execute("SELECT type, name, sql FROM sqlite_master").fetchall())
+        finally:
+            con.close()
+
+
+def _foreign_schema(con: sqlite3.Connection) -> list:
+    """(type, name) of what a results database holds beyond diskcache's own tables, indexes and
+    triggers (a trigger or view someone added would run SQL of theirs, or make each write take for
+    ever), and of diskcache's tables if their definition was changed."""
+    mine = _reference_schema()
+    names = {(t, n) for t, n, _ in mine}
+    return [(t, n) for t, n, sql in con.execute("SELECT type, name, sql FROM sqlite_master").fetchall()
+            if (t, n, sql) not in mine and not (t == "index" and (t, n) not in names and n.startswith("sqlite_"))]
+
+
+def _vet(db_file: pathlib.Path) -> list:
+    """Make a results database diskcache's again before diskcache opens it: drop the triggers,
+    views and indexes it would not have made, and the settings rows it would not have written
+    (diskcache passes a stored `disk_*` setting to its Disk and runs a stored `sqlite_*` one as a
+    PRAGMA).  Returns what was removed; raises ForeignEntry if its tables are not diskcache's
+    (the caller sets the database aside).  A database that cannot be written is left as it is."""
+    if not db_file.is_file():
+        return []
+    removed = []
+    con = _bounded(sqlite3.connect(str(db_file), timeout=60))
+    try:
+        for kind, name in _foreign_schema(con):
+            if kind == "table" and name in ("Cache", "Settings"):
+                raise ForeignEntry(f"its {name} table is not diskcache's")
+            if kind in ("trigger", "view", "index"):
+                con.execute(f'DROP {kind.upper()} IF EXISTS "{name.replace(chr(34), chr(34) * 2)}"')
+                removed.append(f"{kind} {name}")
+        tables = {n for (n,) in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if "Cache" in tables:
+            bad = _oversized_keys(con, db_file)
+            if bad:     # the key index cannot find them to remove them: diskcache makes it again
+                con.execute("DROP INDEX IF EXISTS Cache_key_raw")
+                con.executemany("DELETE FROM Cache WHERE rowid = ?", [(r,) for r in bad])
+                removed += [f"a key over {MAX_SQLITE_BYTES} bytes (row {r})" for r in bad]
+        if "Settings" in tables:
+            for (rowid,) in con.execute("SELECT rowid FROM Settings").fetchall():
+                try:
+                    key, value = con.execute("SELECT key, value FROM Settings WHERE rowid = ?", (rowid,)).fetchone()
+                    known = key in SETTINGS or (key in diskcache.core.METADATA and type(value) is int)
+                except sqlite3.DataError:
+                    key, known = f"row {rowid}", False
+                if not known:
+                    con.execute("DELETE FROM Settings WHERE rowid = ?", (rowid,))
+                    removed.append(f"setting {str(key)[:40]!r}")
+        con.commit()
+    except sqlite3.OperationalError:
+        return []           # read-only or locked: diskcache's own open decides what happens
+    finally:
+        con.close()
+    return removed
+
+
+def _warn_vetted(directory, removed):
+    warnings.warn(f"minitriton: the tuning cache {directory} held what diskcache does not write there, removed: "
+                  f"{', '.join(removed[:5])}{' ...' if len(removed) > 5 else ''}", RuntimeWarning, stacklevel=5)
+
+
+class _Results(diskcache.Cache):
+    """diskcache's Cache on connections that refuse a value longer than MAX_SQLITE_BYTES."""
+
+    @property
+    def _con(self):
+        return _bounded(super()._con)
+
+    def iterkeys(self, reverse=False):
+        return _keys(self._con)
 
 
 def _lock_file(path: pathlib.Path) -> int:
@@ -261,6 +384,9 @@ class TuningCache:
                 self.db = _ReadOnlyResults(self.dir / "results")
             except sqlite3.Error:
                 self.db = None
+            except ForeignEntry as e:
+                _warn_foreign(self.dir, e)
+                self.db = None
 
     @staticmethod
     def _open(path: pathlib.Path):
@@ -270,14 +396,22 @@ class TuningCache:
         if is_special(path / "cache.db"):     # a FIFO there would hold SQLite (and the launch) for ever
             path.rename(path.with_name(f"{path.name}.damaged-{int(time.time())}"))
         try:
-            return diskcache.Cache(str(path), disk=DataDisk)
+            removed = _vet(path / "cache.db")
+            if removed:
+                _warn_vetted(path.parent, removed)
+            return _Results(str(path), disk=DataDisk, **SETTINGS)
         except sqlite3.OperationalError:
             raise
-        except sqlite3.DatabaseError:
-            if not _corrupt(path / "cache.db"):
+        except (sqlite3.DatabaseError, ForeignEntry) as e:
+            if isinstance(e, sqlite3.DatabaseError) and not _corrupt(path / "cache.db"):
                 raise
-            path.rename(path.with_name(f"{path.name}.damaged-{int(time.time())}"))
-            return diskcache.Cache(str(path), disk=DataDisk)
+            aside = path.with_name(f"{path.name}.damaged-{int(time.time())}")
+            if isinstance(e, ForeignEntry):
+                warnings.warn(f"minitriton: the tuning cache {path.parent} is not a database minitriton writes ({e}); "
+                              f"it is set aside as {aside.name}, never read again, and its keys are tuned afresh",
+                              RuntimeWarning, stacklevel=4)
+            path.rename(aside)
+            return _Results(str(path), disk=DataDisk, **SETTINGS)
 
     def get(self, key: str) -> dict | None:
         """The stored entry, or None if absent, unreadable, not data written by this module, or

@@ -2,6 +2,7 @@
 planted there is data that costs only itself; it never runs code, and nothing impossible is chosen."""
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 import warnings
@@ -378,3 +379,84 @@ def test_verify_does_not_import_a_module_a_planted_entry_names(tmp_path):
                          capture_output=True, text=True, timeout=120)
     assert run.returncode == 1 and "defines no function scale_kernel: not loading it" in run.stderr
     assert "Beautiful is better" not in run.stdout + run.stderr
+
+
+def _tuned_cache(tmp_path):
+    """A cache holding one tuned key, and the connection to its database to plant things in."""
+    _call(make(tmp_path), 100)
+    key = TuningCache(tmp_path).entries()[0]["key"]
+    return key, sqlite3.connect(tmp_path / "results" / "cache.db")
+
+
+@pytest.mark.parametrize("setting, value, removed", [
+    ("disk_evil", 1, True), ("sqlite_evil", "x y", True), ("count", "many", True),
+    ("eviction_policy", "nope", False), ("size_limit", "big", False)])
+def test_settings_planted_in_the_database_are_never_obeyed(tmp_path, tunings, setting, value, removed):
+    """diskcache hands a stored `disk_*` setting to its Disk, runs a stored `sqlite_*` one as a
+    PRAGMA and lets stored values of its own settings override its defaults: planted ones crashed
+    every launch or turned the cache read-only.  Settings diskcache does not have are removed with
+    a warning; its own are given explicitly, so a stored value is never used.  What the cache holds
+    is still served."""
+    key, con = _tuned_cache(tmp_path)
+    con.execute("INSERT OR REPLACE INTO Settings VALUES (?, ?)", (setting, value))
+    con.commit()
+    con.close()
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        _call(make(tmp_path), 100)
+    said = [str(w.message) for w in seen if "removed: setting" in str(w.message)]
+    assert bool(said) == removed and (not removed or setting in said[0])
+    assert len(tunings) == 1                                   # served from the cache, not tuned again
+    cache = TuningCache(tmp_path)
+    assert cache.problem is None and cache.get(key) is not None
+    stored = dict(sqlite3.connect(tmp_path / "results" / "cache.db").execute("SELECT key, value FROM Settings"))
+    assert stored.get(setting) != value
+
+
+def test_triggers_and_views_planted_in_the_database_are_dropped(tmp_path, tunings):
+    """A trigger would run its SQL on every write (this one for minutes); it is dropped first."""
+    key, con = _tuned_cache(tmp_path)
+    con.execute("CREATE TRIGGER slow AFTER INSERT ON Cache BEGIN SELECT count(*) FROM (WITH RECURSIVE "
+                "r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r WHERE i < 1000000000) SELECT i FROM r); END")
+    con.execute("CREATE VIEW everything AS SELECT * FROM Cache")
+    con.commit()
+    con.close()
+    with pytest.warns(RuntimeWarning, match="removed: trigger slow, view everything"):
+        _call(make(tmp_path), 200)                            # a new key: a write
+    assert len(tunings) == 2
+    names = {n for (n,) in sqlite3.connect(tmp_path / "results" / "cache.db").execute(
+        "SELECT name FROM sqlite_master")}
+    assert "slow" not in names and "everything" not in names and "Cache_key_raw" in names
+
+
+def test_a_value_or_key_too_long_to_read_costs_only_itself(tmp_path, tunings, monkeypatch):
+    """SQLite refuses to hand over a value longer than MAX_SQLITE_BYTES (checked from the row's
+    header, before reading it), so a planted giant is a miss, not gigabytes in memory; a giant key
+    is removed when the database is opened (any lookup would read it whole)."""
+    monkeypatch.setattr("autotune.cache.MAX_SQLITE_BYTES", 1 << 16)
+    key, con = _tuned_cache(tmp_path)
+    _call(make(tmp_path), 200)
+    other = [e["key"] for e in TuningCache(tmp_path).entries() if e["key"] != key][0]
+    con.execute("UPDATE Cache SET value = ? WHERE key = ?", ("x" * (1 << 20), "result:" + key))
+    con.execute("INSERT INTO Cache (key, raw, store_time, access_time, mode, value) VALUES (?, 1, 0, 0, 1, 'x')",
+                ("k" * (1 << 20),))
+    con.commit()
+    con.close()
+    with pytest.warns(RuntimeWarning, match="a key over 65536 bytes"):
+        cache = TuningCache(tmp_path)
+    assert cache.get(key) is None and cache.get(other) is not None     # the giant value is a miss, the rest served
+    assert [e["key"] for e in cache.entries()] == [other]
+    cache.close()
+    _call(make(tmp_path), 100)                                       # tuned again, and stored over the giant
+    assert len(tunings) == 3 and TuningCache(tmp_path).get(key) is not None
+
+
+def test_a_database_whose_tables_are_not_diskcache_s_is_set_aside(tmp_path, tunings):
+    key, con = _tuned_cache(tmp_path)
+    con.execute("ALTER TABLE Cache ADD COLUMN extra")
+    con.commit()
+    con.close()
+    with pytest.warns(RuntimeWarning, match="not a database minitriton writes .*set aside"):
+        _call(make(tmp_path), 100)
+    assert len(tunings) == 2 and list(tmp_path.glob("results.damaged-*"))
+    assert TuningCache(tmp_path).get(key) is not None
