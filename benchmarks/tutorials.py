@@ -15,7 +15,7 @@ from benchmarks import common
 from benchmarks.common import machine, markdown, median_time, warm_allocator
 from kernels.tutorials import (add_kernel, asin_kernel, attention_fwd, grouped_gemm, layer_norm_dw, layer_norm_fwd,
                                matmul_kernel, matmul_persistent, seeded_dropout, softmax_persistent, softmax_row)
-from minitriton import compat
+from minitriton import compat, expressions
 
 
 def _softmax_np(x):
@@ -156,7 +156,10 @@ def run(quick: bool):
              f"`triton.language` run with Triton's semantics; {len(refused)} raise a clear NotImplementedError "
              f"({', '.join(refused)})" + (f"; {len(broken)} are missing ({', '.join(broken)})" if broken else "") + ".")
     goals = "met" if not over else "missed on " + ", ".join(over)
-    return table + (f"\n\nMedians of {repeats} alternating runs on {machine()}; {allocator}.\n\nGoals (every kernel ≤ 1.5× numpy, "
+    threads = expressions.threads()
+    return table + (f"\n\nMedians of {repeats} alternating runs on {machine()}; {allocator}; big deferred elementwise "
+                    f"results on {threads} thread{'s' if threads > 1 else ''} ($MINITRITON_THREADS; numpy's own "
+                    f"ufuncs run on one, its matmul on OpenBLAS's threads).\n\nGoals (every kernel ≤ 1.5× numpy, "
                     f"in lockstep, within tolerance of numpy's answer): {goals}.\n\n{cover}\n")
 
 

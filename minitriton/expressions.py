@@ -19,11 +19,18 @@ copies before the first store into a block that was handed out).
 
 One compilation per expression shape (its operations, which operands are shared, the type), per
 process; an expression stops growing at MAX_NODES steps and is computed then.
+
+A result of PARALLEL_ELEMENTS or more is computed by several threads, each on its own rows (numpy's
+ufunc loops and the compiled loops run without the GIL): elementwise, so every element gets the
+same bits whichever thread computes it.  $MINITRITON_THREADS sets how many (1: one, the caller).
 """
 from __future__ import annotations
 
 import functools
 import math
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import numba
 import numpy as np
@@ -33,6 +40,8 @@ from .tensor import POOL
 
 MIN_ELEMENTS = 1 << 16   # results smaller than this are computed at once: compiling would cost more
 MAX_NODES = 12           # steps in one expression (each leaf and operation counts)
+PARALLEL_ELEMENTS = 1 << 20   # results this big are cut into one part per thread
+PART_ALIGN = 64          # elements: a part starts on a multiple of this (whole SIMD vectors in numpy's loops)
 _SYMBOLS = {"add": "+", "sub": "-", "mul": "*"}
 _NUMPY = {"add": np.add, "sub": np.subtract, "mul": np.multiply}
 _COMPILED: dict = {}
@@ -69,6 +78,18 @@ class Expression:
         """The values, in a new array or in `out` (of the full shape and type; rows of contiguous
         elements, which may be a stride apart: storage.Region)."""
         out = POOL.empty(self.full, self.dtype) if out is None else out
+        bounds = _parts(self.full)
+        if len(bounds) > 2:     # one part per thread, the first on this one
+            pool = _threads()
+            jobs = [pool.submit(_rows(self, lo, hi).evaluate_here, out[lo:hi]) for lo, hi in zip(bounds[1:-1], bounds[2:])]
+            _rows(self, 0, bounds[1]).evaluate_here(out[:bounds[1]])
+            for job in jobs:
+                job.result()
+            return out
+        return self.evaluate_here(out)
+
+    def evaluate_here(self, out) -> np.ndarray:
+        """The values, in `out`, computed by this thread."""
         if self.op in _UNARY:
             return _UNARY[self.op](self.args[0], out=out)
         leaves, lines, result = _plan(self)
@@ -90,6 +111,61 @@ class Expression:
             if rows.base is None:
                 out[...] = rows.reshape(out.shape)
         return out
+
+
+_POOL_LOCK = threading.Lock()
+_COMPILE_LOCK = threading.Lock()
+_pool = None                 # (process id, ThreadPoolExecutor): a forked child makes its own
+
+
+def threads() -> int:
+    said = os.environ.get("MINITRITON_THREADS", "")
+    if said:
+        if not (said.isdigit() and int(said) > 0):
+            raise ValueError(f"MINITRITON_THREADS must be a positive number of threads, got {said!r}")
+        return int(said)
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:      # not Linux
+        return os.cpu_count() or 1
+
+
+def _threads() -> ThreadPoolExecutor:
+    global _pool
+    with _POOL_LOCK:
+        if _pool is None or _pool[0] != os.getpid():
+            _pool = (os.getpid(), ThreadPoolExecutor(max_workers=max(1, threads() - 1),
+                                                     thread_name_prefix="minitriton-expression"))
+        return _pool[1]
+
+
+def _parts(full) -> list:
+    """Row bounds [0, ..., rows] of one part per thread ([0, rows]: one part).  A part is at least
+    PARALLEL_ELEMENTS / 2 elements and starts on a multiple of PART_ALIGN elements."""
+    rows = full[0] if full else 1
+    size = math.prod(full)
+    n = min(threads(), rows, size // (PARALLEL_ELEMENTS // 2)) if size >= PARALLEL_ELEMENTS else 1
+    if n <= 1:
+        return [0, rows]
+    step = PART_ALIGN // math.gcd(PART_ALIGN, size // rows)      # rows in one aligned unit
+    units = -(-rows // step)
+    return sorted({min(rows, units * k // n * step) for k in range(n)} | {rows})
+
+
+def _rows(x, lo, hi, cut=None):
+    """Expression x on rows [lo, hi) of its result: each leaf that spans the rows, cut to them
+    (a leaf shared by all rows, a column or a scalar, is kept whole; a leaf used twice stays one)."""
+    cut = {} if cut is None else cut
+    args = []
+    for a in x.args:
+        if type(a) is Expression:
+            a = _rows(a, lo, hi, cut)
+        elif isinstance(a, np.ndarray) and a.ndim == len(x.full) and a.shape[0] == x.full[0]:
+            a = cut.setdefault(id(a), a[lo:hi])
+        args.append(a)
+    part = Expression(x.op, tuple(args), x.dtype, (hi - lo,) + x.full[1:])
+    part.nodes = x.nodes
+    return part
 
 
 def unary(fn, a, dtype, full):
@@ -199,36 +275,42 @@ def _looped(dtype, lines, result, kinds):
     """The expression as a numba-compiled loop over (outer, inner), each leaf indexed by what it
     spans; compiled once per (type, steps, layout of the leaves)."""
     key = (dtype.str, lines, result, kinds)
-    fn = _COMPILED.get(key)
-    if fn is None:
-        # each leaf is one contiguous 1-d array with its rows s apart; a row is taken as a slice
-        # and the inner loop indexes it by j alone: numba then knows the index is not negative
-        # (no wrap-around test) and the step is one element, and the loop vectorises (2.5x
-        # faster than indexing a 2-d leaf of any layout)
-        per_row = "".join(f"        r{n} = x{n}[i * s{n}:i * s{n} + n]\n" if i else f"        a{n} = x{n}[i * s{n}]\n"
-                          for n, (o, i) in enumerate(kinds))
-        loaded = "".join(f"            a{n} = r{n}[j]\n" for n, (o, i) in enumerate(kinds) if i)
-        steps = "".join(f"            {line}\n" for line in lines)
-        params = ", ".join(f"x{n}, s{n}" for n in range(len(kinds)))
-        namespace = {}
-        exec(f"def expression(y, sy, m, n, {params}):\n"
-             f"    for i in range(m):\n"
-             f"        o = y[i * sy:i * sy + n]\n{per_row}"
-             f"        for j in range(n):\n{loaded}{steps}"
-             f"            o[j] = {result}\n", namespace)
-        fn = _COMPILED[key] = numba.njit(namespace["expression"])
+    with _COMPILE_LOCK:         # threads computing parts of one expression share its compilation
+        return _COMPILED.get(key) or _compile_looped(key, lines, result, kinds)
+
+
+def _compile_looped(key, lines, result, kinds):
+    # each leaf is one contiguous 1-d array with its rows s apart; a row is taken as a slice
+    # and the inner loop indexes it by j alone: numba then knows the index is not negative
+    # (no wrap-around test) and the step is one element, and the loop vectorises (2.5x
+    # faster than indexing a 2-d leaf of any layout)
+    per_row = "".join(f"        r{n} = x{n}[i * s{n}:i * s{n} + n]\n" if i else f"        a{n} = x{n}[i * s{n}]\n"
+                      for n, (o, i) in enumerate(kinds))
+    loaded = "".join(f"            a{n} = r{n}[j]\n" for n, (o, i) in enumerate(kinds) if i)
+    steps = "".join(f"            {line}\n" for line in lines)
+    params = ", ".join(f"x{n}, s{n}" for n in range(len(kinds)))
+    namespace = {}
+    exec(f"def expression(y, sy, m, n, {params}):\n"
+         f"    for i in range(m):\n"
+         f"        o = y[i * sy:i * sy + n]\n{per_row}"
+         f"        for j in range(n):\n{loaded}{steps}"
+         f"            o[j] = {result}\n", namespace)
+    fn = _COMPILED[key] = numba.njit(nogil=True)(namespace["expression"])
     return fn
 
 
 def _compiled(dtype, lines, result, n_leaves):
     key = (dtype.str, lines, result, n_leaves)
-    fn = _COMPILED.get(key)
-    if fn is None:
-        args = ", ".join(f"a{i}" for i in range(n_leaves))
-        body = "".join(f"    {line}\n" for line in lines)
-        namespace = {}
-        exec(f"def expression({args}):\n{body}    return {result}\n", namespace)
-        kind = "float32" if dtype == np.float32 else "float64"
-        fn = numba.vectorize([f"{kind}({', '.join([kind] * n_leaves)})"], nopython=True)(namespace["expression"])
-        _COMPILED[key] = fn
+    with _COMPILE_LOCK:
+        return _COMPILED.get(key) or _compile_ufunc(key, dtype, lines, result, n_leaves)
+
+
+def _compile_ufunc(key, dtype, lines, result, n_leaves):
+    args = ", ".join(f"a{i}" for i in range(n_leaves))
+    body = "".join(f"    {line}\n" for line in lines)
+    namespace = {}
+    exec(f"def expression({args}):\n{body}    return {result}\n", namespace)
+    kind = "float32" if dtype == np.float32 else "float64"
+    fn = numba.vectorize([f"{kind}({', '.join([kind] * n_leaves)})"], nopython=True)(namespace["expression"])
+    _COMPILED[key] = fn
     return fn

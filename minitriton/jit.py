@@ -33,10 +33,12 @@ from .ranges import Range
 
 LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "enable_fp_fusion", "stream", "warmup",
                   "debug", "launch_cooperative_grid", "launch_pdl", "ir_override")
-# programs per lockstep chunk: bounds memory for very large grids, and keeps a chunk's blocks
-# near the cache (layer norm forward, 4096 rows of 1024: 2.3-2.6x numpy at 4096 programs a chunk,
-# 1.6-1.8x at 1024; on two interleaved runs over Triton's tutorials none was slower at 1024)
-LOCKSTEP_ROWS = 1024
+# programs per lockstep chunk: bounds memory for very large grids.  Fewer chunks cost less of
+# the body's per-operation Python: on two interleaved sweeps of Triton's tutorials (glibc keeping
+# freed memory, benchmarks.common.warm_allocator) no row was slower at 4096 than at 1024, and asin,
+# softmax, layer norm and attention 2-7 % faster (an earlier 1024 was chosen while every chunk's
+# fresh 16 MB temporaries were faulted in page by page)
+LOCKSTEP_ROWS = 4096
 MAX_PROGRAMS = 1 << 26  # programs per launch: beyond, the program-id table alone would take gigabytes
 # the frames that enter a @jit function's body (errors.kernel_positions): the launch, and a call
 # from one @jit function to another

@@ -215,3 +215,37 @@ def test_a_full_array_pool_makes_room_for_the_shape_in_use():
     assert pool.bytes <= pool.LIMIT
     pool.give(np.empty(3 << 20, np.float32))                          # larger than the pool: not kept
     assert pool.bytes <= pool.LIMIT
+
+
+@pytest.mark.parametrize("threads", ["1", "2", "3"])
+def test_a_big_result_computed_by_threads_has_the_same_bits(threads, monkeypatch):
+    """Parts of one expression on several threads, each on its own rows: the rows' own leaves
+    cut, the shared ones (a per-row column, a per-column row, a scalar) whole, a leaf used twice
+    still one; and a deferred one-operand ufunc.  Every element as one thread computes it."""
+    rng = np.random.default_rng(0)
+    rows, cols = 1000, 1100                  # rows not a multiple of the part alignment
+    x = rng.standard_normal((rows, cols)).astype(np.float32)
+    col = rng.standard_normal((rows, 1)).astype(np.float32)
+    row = rng.standard_normal((1, cols)).astype(np.float32)
+    full, f32 = (rows, cols), np.dtype(np.float32)
+    chain = Expression("add", (Expression("mul", (Expression("sub", (x, col), f32, full), x), f32, full), row), f32, full)
+    unary = expressions.unary(np.arcsin, np.clip(x, -1, 1), f32, full)
+    want = [((x - col) * x) + row, np.arcsin(np.clip(x, -1, 1))]
+    monkeypatch.setenv("MINITRITON_THREADS", threads)
+    monkeypatch.setattr(expressions, "PARALLEL_ELEMENTS", 1 << 16)
+    bounds = expressions._parts(full)
+    assert len(bounds) - 1 == int(threads) and bounds[0] == 0 and bounds[-1] == rows
+    assert all(b * cols % expressions.PART_ALIGN == 0 for b in bounds[:-1])
+    for e, w in zip((chain, unary), want):
+        out = np.full(full, np.nan, np.float32)
+        e.evaluate(out=out)
+        assert np.array_equal(out.view(np.uint32), w.view(np.uint32))
+        strided = np.full((rows, cols + 7), np.nan, np.float32)[:, :cols]      # rows a stride apart (a store's region)
+        e.evaluate(out=strided)
+        assert np.array_equal(strided.view(np.uint32), w.view(np.uint32))
+
+
+def test_threads_must_be_a_positive_number(monkeypatch):
+    monkeypatch.setenv("MINITRITON_THREADS", "two")
+    with pytest.raises(ValueError, match="MINITRITON_THREADS must be a positive number of threads, got 'two'"):
+        expressions.threads()
