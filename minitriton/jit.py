@@ -31,8 +31,13 @@ from .elementwise import minimum, maximum
 from .debug import kernel_print
 from .ranges import Range
 
+# compile options of Triton's NVIDIA and AMD backends that tune the code a GPU runs and change no
+# value: a launch takes them (a kernel written for one backend runs here unchanged) and they do nothing
+BACKEND_HINTS = ("cluster_dims", "waves_per_eu", "matrix_instr_nonkdim", "kpack", "schedule_hint",
+                 "instruction_sched_variant", "allow_flush_denorm", "extern_libs", "sanitize_overflow",
+                 "ptx_options", "instrumentation_mode")
 LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "enable_fp_fusion", "stream", "warmup",
-                  "debug", "launch_cooperative_grid", "launch_pdl", "ir_override")
+                  "debug", "launch_cooperative_grid", "launch_pdl", "ir_override") + BACKEND_HINTS
 # programs per lockstep chunk: bounds memory for very large grids.  Fewer chunks cost less of
 # the body's per-operation Python: on two interleaved sweeps of Triton's tutorials (glibc keeping
 # freed memory, benchmarks.common.warm_allocator) no row was slower at 4096 than at 1024, and asin,

@@ -202,6 +202,20 @@ def test_bad_launches_raise_clear_errors():
         add_kernel[(1,)](x, x, x, 8, 8, 8)
     with pytest.raises(TypeError, match="unexpected keyword"):
         add_kernel[(1,)](x, x, x, 8, BLOCK=8, BLOK=3)
+    with pytest.raises(TypeError, match=r"unexpected keyword argument\(s\) \['waves_per_eux'\]"):
+        add_kernel[(1,)](x, x, x, 8, BLOCK=8, waves_per_eux=2)      # a misspelt backend option is refused
+
+
+def test_backend_compile_options_are_taken_and_change_nothing():
+    """Triton's AMD and NVIDIA backends take their own compile options at launch (tutorial 10's
+    CDNA4 kernel passes matrix_instr_nonkdim): a kernel written for either runs here unchanged."""
+    x, y = np.arange(64, dtype=np.float32), np.ones(64, np.float32)
+    want = x + y
+    for hint in ({"waves_per_eu": 2, "matrix_instr_nonkdim": 16, "kpack": 2}, {"cluster_dims": (2, 1, 1)},
+                 {"schedule_hint": "none", "allow_flush_denorm": True}, {"extern_libs": {}}):
+        out = np.zeros(64, np.float32)
+        add_kernel[(2,)](x, y, out, 64, BLOCK=32, **hint)
+        assert np.array_equal(out, want), hint
     with pytest.raises(ValueError, match="power of 2"):
         add_kernel[(1,)](x, x, x, 8, BLOCK=6)
     with pytest.raises(ValueError, match="grid"):
