@@ -8,8 +8,8 @@ import math
 import numpy as np
 
 from . import context
-from .arithmetic import MAX_BLOCK_NUMEL, constexpr_value
-from .tensor import tensor, to_tensor
+from .arithmetic import constexpr_value
+from .tensor import MAX_BLOCK_NUMEL, tensor, to_tensor
 from . import dtypes as D
 
 

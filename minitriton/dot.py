@@ -13,8 +13,8 @@ import numpy as np
 
 from . import dtypes as D
 from . import context
-from .tensor import FROM_ABOVE, tensor, to_tensor, round_to, POOL, MemoryPressure
-from .arithmetic import broadcast_shape, constexpr_value
+from .tensor import FROM_ABOVE, broadcast_shape, tensor, to_tensor, round_to, POOL, MemoryPressure
+from .arithmetic import constexpr_value
 from .storage import program_view, same_source, one_window
 
 _DOT_TYPES = {D.float16, D.bfloat16, D.float32, D.float64, D.int8, *D.FP8}

@@ -9,9 +9,9 @@ import numpy as np
 
 from . import context, fast_loops
 from . import dtypes as D
-from .tensor import FROM_ABOVE, tensor, to_tensor, round_to
-from .arithmetic import (aligned_steps, broadcast_shape, constexpr_value, elementwise_alu, operands,
-                         rows_aligned, running_rows)
+from .tensor import FROM_ABOVE, broadcast_shape, tensor, to_tensor, round_to
+from .affine import aligned_steps, running_rows
+from .arithmetic import constexpr_value, elementwise_alu, operands, rows_aligned
 from .shapes import broadcast_to
 
 

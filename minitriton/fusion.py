@@ -35,7 +35,8 @@ from . import context, language
 from .hoisting import reads
 from .dot import dot
 from .memory import load
-from .arithmetic import uniform_int, binary
+from .affine import uniform_int
+from .arithmetic import binary
 from .ranges import Range
 from .tensor import Divergent, MemoryPressure, tensor
 

@@ -12,8 +12,8 @@ import numpy as np
 from scipy import special
 
 from . import dtypes as D, expressions
-from .tensor import POOL, tensor, to_tensor
-from .arithmetic import POOLED_BYTES, elementwise_alu, broadcast_shape, rows_aligned, operands
+from .tensor import POOL, broadcast_shape, tensor, to_tensor
+from .arithmetic import POOLED_BYTES, elementwise_alu, rows_aligned, operands
 
 
 def _float_args(name, *xs):

@@ -12,8 +12,9 @@ import numpy as np
 from . import dtypes as D
 from . import addresses, block_ptr, context, counting
 from .storage import Buffer, OutOfBoundsError, Region, Window, window, program_view  # noqa: F401 (OutOfBoundsError: users import it here)
-from .tensor import FROM_ABOVE, POISON, tensor, to_tensor, broadcast_rows
-from .arithmetic import broadcast_shape, binary, affine_bounds
+from .tensor import FROM_ABOVE, POISON, broadcast_shape, tensor, to_tensor, broadcast_rows
+from .affine import affine_bounds
+from .arithmetic import binary
 from .casts import cast, Rounding
 from .expressions import Expression
 from .elementwise import where

@@ -7,8 +7,9 @@ import math
 
 import numpy as np
 
-from .tensor import tensor, to_tensor
-from .arithmetic import aligned_steps, broadcast_shape, constexpr_value, rows_aligned
+from .tensor import broadcast_shape, tensor, to_tensor
+from .affine import aligned_steps
+from .arithmetic import constexpr_value, rows_aligned
 
 
 def _getitem(x: tensor, idx):

@@ -176,6 +176,31 @@ def _not_in_kernels(what: str):
                      f"triton.language operations (use tl.* or tl.math.*, e.g. tl.sin, tl.sum, tl.where)")
 
 
+MAX_BLOCK_NUMEL = 1 << 20   # Triton's TRITON_MAX_TENSOR_NUMEL: no block holds more elements
+
+
+def broadcast_shape(a, b):
+    """numpy's broadcasting rule on shape tuples (a hot path: kept free of numpy calls)."""
+    if a == b:
+        return a
+    if len(a) != len(b):
+        n = max(len(a), len(b))
+        a, b = (1,) * (n - len(a)) + a, (1,) * (n - len(b)) + b
+    out = []
+    for x, y in zip(a, b):
+        if x == y or y == 1:
+            out.append(x)
+        elif x == 1:
+            out.append(y)
+        else:
+            raise ValueError(f"incompatible block shapes {list(a)} and {list(b)}")
+    out = tuple(out)
+    if math.prod(out) > MAX_BLOCK_NUMEL:
+        raise ValueError(f"a block of shape {list(out)} has {math.prod(out):,} elements, more than Triton's limit of "
+                         f"{MAX_BLOCK_NUMEL:,} (TRITON_MAX_TENSOR_NUMEL)")
+    return out
+
+
 class tensor:
     __slots__ = ("_v", "dtype", "shape", "aff", "buf", "pv", "owned", "win", "lazy")
 
