@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import statistics
 
+import numpy as np
+
 from .records import latest_per_config
 
 NOISE_FLOOR = 0.03  # relative gap under which two single-sample timings cannot be told apart
@@ -113,7 +115,6 @@ def draw(records, path: str, knobs=None) -> str:
         import matplotlib.pyplot as plt
     except ImportError:
         raise RuntimeError("--plot needs matplotlib: pip install -e '.[plot]'") from None
-    import numpy as np
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
     steps = list(range(1, len(records) + 1))
     best, b = [], float("inf")

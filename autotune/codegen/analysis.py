@@ -4,6 +4,7 @@ consumer, the reductions found, casts seen through, and a float64 evaluation of 
 from __future__ import annotations
 
 import itertools
+import math
 
 import numpy as np
 
@@ -130,8 +131,7 @@ def _eval(e, env, bound, sizes):
         if e.fn == "exp":
             return np.exp(x)
         if e.fn == "gelu":
-            from math import erf, sqrt
-            return 0.5 * x * (1.0 + np.vectorize(erf)(x / sqrt(2.0)))
+            return 0.5 * x * (1.0 + np.vectorize(math.erf)(x / math.sqrt(2.0)))
         return x.astype(NUMPY_TYPES.get(e.dtype, np.float32)).astype(np.float64)
     if isinstance(e, te.Access):
         values = evaluate(e.tensor, bound) if isinstance(e.tensor, te.Compute) else np.asarray(bound[e.tensor], np.float64)
