@@ -86,6 +86,9 @@ class Record:
 
 
 MAX_LINE = 1 << 20            # a record is a few hundred bytes; a longer line is junk, skipped unread
+# of a records file, only the last this many bytes are read: a runaway or planted log of gigabytes
+# would otherwise cost as much memory and minutes of parsing; resuming and learning use the latest
+MAX_READ_BYTES = 64 << 20
 SCALARS = (bool, int, float, str, type(None))
 _WARNED: set = set()
 
@@ -177,7 +180,15 @@ class RecordLog:
             return []
         out, bad, first = [], 0, None
         with f:
-            for number, raw in enumerate(_lines(f), 1):
+            size = os.fstat(f.fileno()).st_size
+            lines = _lines(f)
+            if size > MAX_READ_BYTES:
+                f.seek(size - MAX_READ_BYTES - 1)
+                if f.read(1) != b"\n":
+                    next(lines, None)           # the part of a line the cut fell in
+                _warn_records(self.path, f"is {size / 2**20:.0f} MB: only its last {MAX_READ_BYTES >> 20} MB are read "
+                                         f"(older records are not used to resume or learn from)")
+            for number, raw in enumerate(lines, 1):
                 if not raw.strip():
                     continue
                 try:

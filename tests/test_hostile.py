@@ -114,6 +114,21 @@ def test_bad_record_lines_cost_only_themselves(tmp_path):
     assert [r.config for r in got] == [good.config, good.config]
 
 
+@pytest.mark.parametrize("cut_at_a_line_start", [True, False])
+def test_a_records_file_of_gigabytes_is_read_from_its_tail_only(tmp_path, monkeypatch, cut_at_a_line_start):
+    """Memory and time stay bounded whatever the file's size: its last MAX_READ_BYTES are read
+    (the latest records, which resuming uses), with one warning; no line is read in part."""
+    log = RecordLog(tmp_path / "records.jsonl")
+    for i in range(200):
+        log.append(Record(Config({"BLOCK_M": i}), [1e-6 * (i + 1)], key="k"))
+    lines = log.path.read_bytes().splitlines(keepends=True)
+    tail = sum(len(line) for line in lines[-50:])
+    monkeypatch.setattr("autotune.records.MAX_READ_BYTES", tail if cut_at_a_line_start else tail + 7)
+    with pytest.warns(RuntimeWarning, match=r"only its last .* MB are read"):
+        got = log.read("k")
+    assert [r.config["BLOCK_M"] for r in got] == list(range(150, 200))
+
+
 def test_records_that_lie_are_not_trusted_when_resuming(tmp_path, tunings):
     """A planted record says a slow config took NaN, 0 or a negative time: the tuning skips those
     lines, measures that config itself, and does not choose it on the records' word."""
