@@ -218,6 +218,13 @@ def _oversized_keys(con: sqlite3.Connection, db_file: pathlib.Path) -> list:
     wal = db_file.with_name(db_file.name + "-wal")
     if db_file.stat().st_size + (wal.stat().st_size if wal.is_file() else 0) <= MAX_SQLITE_BYTES:
         return []
+    try:    # keys are short: an index of them that spills onto overflow pages holds a long one
+        indexed = con.execute("SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = 'Cache_key_raw'")
+        spilled = con.execute("SELECT count(*) FROM dbstat WHERE name = 'Cache_key_raw' AND pagetype = 'overflow'")
+        if indexed.fetchone()[0] and not spilled.fetchone()[0]:
+            return []
+    except sqlite3.OperationalError:
+        pass                # an SQLite without the dbstat table: every row is looked at
     bad = []
     for (rowid,) in con.execute("SELECT rowid FROM Cache").fetchall():
         try:
@@ -403,10 +410,11 @@ class TuningCache:
         except sqlite3.OperationalError:
             raise
         except (sqlite3.DatabaseError, ForeignEntry) as e:
-            if isinstance(e, sqlite3.DatabaseError) and not _corrupt(path / "cache.db"):
+            corrupt = type(e) is sqlite3.DatabaseError and _corrupt(path / "cache.db")
+            if type(e) is sqlite3.DatabaseError and not corrupt:
                 raise
             aside = path.with_name(f"{path.name}.damaged-{int(time.time())}")
-            if isinstance(e, ForeignEntry):
+            if not corrupt:     # what diskcache itself cannot open: a value too long to read, duplicate keys, ...
                 warnings.warn(f"minitriton: the tuning cache {path.parent} is not a database minitriton writes ({e}); "
                               f"it is set aside as {aside.name}, never read again, and its keys are tuned afresh",
                               RuntimeWarning, stacklevel=4)

@@ -475,3 +475,17 @@ def test_a_database_whose_tables_are_not_diskcache_s_is_set_aside(tmp_path, tuni
         _call(make(tmp_path), 100)
     assert len(tunings) == 2 and list(tmp_path.glob("results.damaged-*"))
     assert TuningCache(tmp_path).get(key) is not None
+
+
+def test_a_database_diskcache_cannot_open_is_set_aside(tmp_path, tunings):
+    """Duplicate keys under a dropped unique index: diskcache's own open (rebuilding the index)
+    fails; the launch goes on with a fresh database and a warning."""
+    key, con = _tuned_cache(tmp_path)
+    con.execute("DROP INDEX Cache_key_raw")
+    con.execute("INSERT INTO Cache (key, raw, store_time, access_time, mode, value) "
+                "SELECT key, raw, store_time, access_time, mode, value FROM Cache")
+    con.commit()
+    con.close()
+    with pytest.warns(RuntimeWarning, match="not a database minitriton writes .*UNIQUE.*set aside"):
+        _call(make(tmp_path), 100)
+    assert len(tunings) == 2 and list(tmp_path.glob("results.damaged-*"))
