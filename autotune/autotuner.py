@@ -25,7 +25,7 @@ import numpy as np
 
 import minitriton as mt
 from minitriton.hypogpu import HypoGPU, OutOfResources
-from .cache import TuningCache, digest
+from .cache import TuningCache, digest, offered_config
 from .cache_location import enabled as cache_enabled, refresh as cache_refresh
 from .records import Record, latest_per_config
 from .driver import tune
@@ -260,6 +260,12 @@ class Autotuner:
                 raise ValueError(f"autotune({self.__name__}): key argument '{k}' is {v}; key values are the sizes "
                                  f"the tuning runs at and must be >= 0 (leave a signed argument out of key=)")
 
+    def _offers(self, configs):
+        """config -> this key's own equal config (one of `configs`, a point of the space), or None."""
+        if configs is not None:
+            return lambda config: next((c for c in configs if c == config), None)
+        return lambda config: self._listed(config) if self.space is None or config in self.space else None
+
     def _listed(self, config):
         """`config` as the autotuner's list has it (the same knobs), so that its pre_hook, a
         function the disk cache and the records cannot hold, comes back with it (tutorial 09's
@@ -452,9 +458,9 @@ class Autotuner:
         disk = self._disk_cache()
         with disk.lock(ckey):
             entry = None if cache_refresh() else disk.get(ckey)
-            if entry is not None:
-                cfg = entry["config"]
-                best = self._listed(Config(cfg["kwargs"], num_warps=cfg["num_warps"], num_stages=cfg["num_stages"]))
+            best = offered_config(entry, self._offers(configs), f"autotune({self.__name__})", disk.dir) \
+                if entry is not None else None
+            if best is not None:
                 self._unproven[key] = (ckey, None)
                 if print_autotuning():
                     print(f"minitriton autotuning for {self.__name__} with key {key}: best config loaded from the "

@@ -30,6 +30,7 @@ from minitriton.datafiles import is_special, open_regular
 
 from .cache_location import default_dir
 from .records import RecordLog
+from .space import Config
 
 try:
     import fcntl
@@ -147,6 +148,22 @@ def decode_entry(text) -> dict | None:
     except (ValueError, RecursionError):
         return None
     return entry if isinstance(entry, dict) else None
+
+
+def offered_config(entry: dict, offered, who: str, where) -> Config | None:
+    """The config a cache entry names, if `offered(config)` returns the caller's own config
+    equal to it (one of its configs, a point of its space), else None, with a warning, and the
+    key is tuned again: whoever can write the cache must not make a launch run a config the user
+    never offered, nor fail on one that is not a config at all."""
+    cfg = entry["config"]
+    try:
+        config = offered(Config(cfg["kwargs"], num_warps=cfg["num_warps"], num_stages=cfg["num_stages"]))
+    except (KeyError, TypeError, ValueError):
+        config = None
+    if config is None:
+        warnings.warn(f"{who}: the cache entry {str(entry.get('key'))[:12]} in {where} names a config it does not "
+                      f"offer ({str(cfg)[:120]}); it is ignored and the key tuned again", RuntimeWarning, stacklevel=4)
+    return config
 
 
 def encode_entry(entry: dict) -> str:

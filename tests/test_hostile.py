@@ -489,3 +489,57 @@ def test_a_database_diskcache_cannot_open_is_set_aside(tmp_path, tunings):
     with pytest.warns(RuntimeWarning, match="not a database minitriton writes .*UNIQUE.*set aside"):
         _call(make(tmp_path), 100)
     assert len(tunings) == 2 and list(tmp_path.glob("results.damaged-*"))
+
+
+PLANTED_CONFIGS = {
+    "not offered": {"kwargs": {"BLOCK_M": 1 << 20, "BLOCK_N": 64}, "num_warps": 4, "num_stages": 2},
+    "bad num_warps": {"kwargs": {"BLOCK_M": 16}, "num_warps": 3, "num_stages": 1},
+    "kwargs a list": {"kwargs": [1, 2], "num_warps": 2, "num_stages": 1},
+    "a value a dict": {"kwargs": {"BLOCK_M": {"x": 1}}, "num_warps": 2, "num_stages": 1},
+    "num_warps a word": {"kwargs": {"BLOCK_M": 16}, "num_warps": "four", "num_stages": 1},
+    "a field missing": {"kwargs": {"BLOCK_M": 16, "BLOCK_N": 32}, "num_warps": 2},
+}
+
+
+@pytest.mark.parametrize("planted", PLANTED_CONFIGS.values(), ids=list(PLANTED_CONFIGS))
+def test_a_cached_config_the_autotuner_does_not_offer_is_never_launched(tmp_path, tunings, planted, monkeypatch):
+    """A cache entry is data: one naming a config outside the autotuner's list (or no config at
+    all) made the launch run it (or fail); it is ignored with a warning and the key tuned again."""
+    _call(make(tmp_path), 100)
+    cache = TuningCache(tmp_path)
+    entry = cache.entries()[0]
+    cache.put(entry["key"], {**{k: v for k, v in entry.items() if k not in ("version", "key", "created")},
+                             "config": planted})
+    cache.close()
+    launched = []
+    real = mt.JITFunction.run
+
+    def spy(self, *args, **kwargs):
+        launched.append({k: v for k, v in kwargs.items() if k in ("BLOCK_M", "BLOCK_N", "num_warps")})
+        return real(self, *args, **kwargs)
+    monkeypatch.setattr(mt.JITFunction, "run", spy)
+    with pytest.warns(RuntimeWarning, match="names a config it does not offer"):
+        _call(make(tmp_path), 100)
+    assert len(tunings) == 2
+    offered = [{"BLOCK_M": c.kwargs["BLOCK_M"], "BLOCK_N": c.kwargs["BLOCK_N"], "num_warps": c.num_warps}
+               for c in CONFIGS]
+    assert launched and all(x in offered for x in launched)
+
+
+def test_a_generated_operator_ignores_a_cached_config_outside_its_space(tmp_path):
+    from autotune import te
+    M, N, K = te.var("M"), te.var("N"), te.var("K")
+    A, B = te.placeholder((M, K), "float32", name="A"), te.placeholder((K, N), "float32", name="B")
+    k = te.reduce_axis(K, name="k")
+    op = te.generate(te.compute((M, N), lambda m, n: te.sum(A[m, k] * B[k, n], axis=k), name="C"))
+    a, b = np.ones((64, 32), np.float32), np.ones((32, 48), np.float32)
+    op.autotuned(budget=4, cache_dir=tmp_path)(a, b)
+    cache = TuningCache(tmp_path)
+    entry = cache.entries()[0]
+    cache.put(entry["key"], {**{k: v for k, v in entry.items() if k not in ("version", "key", "created")},
+                             "config": PLANTED_CONFIGS["not offered"]})
+    cache.close()
+    again = op.autotuned(budget=4, cache_dir=tmp_path)
+    with pytest.warns(RuntimeWarning, match="names a config it does not offer"):
+        out = again(a, b)
+    assert again.last_tuning is not None and np.array_equal(out, a @ b)

@@ -10,7 +10,7 @@ import minitriton as mt
 import minitriton.language as tl
 
 from .. import te
-from ..cache import TuningCache, digest
+from ..cache import TuningCache, digest, offered_config
 from ..cache_location import enabled, refresh
 from ..driver import tune
 from ..families import gemm as gemm_family
@@ -108,10 +108,9 @@ class AutotunedOperator:
             disk = TuningCache(self.cache_dir)
             with disk.lock(ckey):
                 entry = None if refresh() else disk.get(ckey)
-                if entry is not None:
-                    c = entry["config"]
-                    best = Config(c["kwargs"], num_warps=c["num_warps"], num_stages=c["num_stages"])
-                else:
+                best = offered_config(entry, lambda c: c if c in task.space else None, self.op.__name__,
+                                      disk.dir) if entry is not None else None
+                if best is None:
                     self.last_tuning = result = tune(task, self.tuner, self.budget, self.seed, log=disk.log, key=ckey)
                     best = result.best_config
                     disk.put(ckey, dict(kernel=self.op.__name__, args=repr(key), device=repr(task.device),
