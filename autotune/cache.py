@@ -54,11 +54,11 @@ def _warn_once(directory, why):
                       f"and keeping new results in memory", RuntimeWarning, stacklevel=4)
 
 
-def _warn_foreign(directory, why):
-    if ("foreign", str(directory)) not in _WARNED:
-        _WARNED.add(("foreign", str(directory)))
-        warnings.warn(f"minitriton: the tuning cache {directory} holds entries that are not JSON data ({why}): they "
-                      f"are ignored, never loaded, and their keys are tuned again", RuntimeWarning, stacklevel=4)
+def _warn_foreign(directory, why, what="entries that are not JSON data"):
+    if ("foreign", str(directory), what) not in _WARNED:
+        _WARNED.add(("foreign", str(directory), what))
+        warnings.warn(f"minitriton: the tuning cache {directory} holds {what} ({why}): they are ignored, never "
+                      f"loaded, and their keys are tuned again", RuntimeWarning, stacklevel=4)
 
 
 def _corrupt(db_file: pathlib.Path) -> bool:
@@ -148,6 +148,32 @@ def decode_entry(text) -> dict | None:
     except (ValueError, RecursionError):
         return None
     return entry if isinstance(entry, dict) else None
+
+
+# what each field of an entry holds, where it is present (writers: the decorator, tune_network,
+# the generated operators); an entry with a field of another type is no entry (read as a miss)
+_NUMBER = (int, float)
+FIELD_TYPES = {"kernel": str, "args": str, "device": str, "by": str, "settings": dict, "time": _NUMBER,
+               "measured": int, "simulated_seconds": _NUMBER, "created": _NUMBER, "dropped": list,
+               "failed_on_cpu": list, "remeasured": (dict, type(None)), "call": (dict, type(None))}
+
+
+def well_formed(entry: dict) -> bool:
+    """Whether an entry's fields hold what this module's writers put there: a config of
+    keyword arguments and int warps and stages, and every other known field of its type."""
+    cfg = entry.get("config")
+    if not (isinstance(cfg, dict) and isinstance(cfg.get("kwargs"), dict) and type(cfg.get("num_warps")) is int
+            and type(cfg.get("num_stages")) is int):
+        return False
+    if not all(k not in entry or (isinstance(entry[k], t) and not isinstance(entry[k], bool))
+               for k, t in FIELD_TYPES.items()):
+        return False
+    pairs = entry.get("dropped", []) + entry.get("failed_on_cpu", [])     # (config, why) as text
+    if not all(isinstance(p, list) and len(p) == 2 and all(isinstance(x, str) for x in p) for p in pairs):
+        return False
+    settled = entry.get("remeasured") or {}
+    return all(k not in settled or (isinstance(settled[k], t) and (t is bool or not isinstance(settled[k], bool)))
+               for k, t in (("contenders", int), ("noise", _NUMBER), ("seconds", _NUMBER), ("changed", bool)))
 
 
 def offered_config(entry: dict, offered, who: str, where) -> Config | None:
@@ -450,8 +476,11 @@ class TuningCache:
                 return None
             except Exception:  # a damaged entry is a miss, not a crash; it will be rewritten
                 return None
-        if not isinstance(entry, dict) or entry.get("version") != VERSION or not isinstance(entry.get("config"), dict) \
-                or not isinstance(entry.get("key"), str):
+        if not isinstance(entry, dict) or entry.get("version") != VERSION or not isinstance(entry.get("key"), str):
+            return None
+        if not well_formed(entry):
+            _warn_foreign(self.dir, "a field of another type than minitriton writes there",
+                          what="entries minitriton did not write")
             return None
         return entry
 

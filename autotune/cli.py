@@ -41,7 +41,7 @@ def _entry(cache, prefix):
 
 def _tuner_name(settings):
     t = settings.get("tuner")
-    return t.get("class", "?").rsplit(".", 1)[-1] if isinstance(t, dict) else str(t)
+    return t.get("class", "?").rsplit(".", 1)[-1] if isinstance(t, dict) else "?" if t is None else str(t)
 
 
 def _reader(args) -> TuningCache:
@@ -55,14 +55,14 @@ def cmd_list(args):
     print(f"{len(rows)} tuned entries in {cache.dir}" + ("" if cache.dir.exists() else " (no such directory)"))
     if not rows:
         return
-    names = [e["kernel"] + e["args"] for e in rows]
+    names = [e.get("kernel", "?") + e.get("args", "") for e in rows]
     width = min(max(len("kernel and key values"), *map(len, names)), 64)
     print(f"{'key':12}  {'kernel and key values':{width}}  {'tuner':10}  {'measured':>8}  {'best µs':>9}  config")
     for e, name in zip(rows, names):
         c = e["config"]
         shown = name if len(name) <= width else textwrap.shorten(name, width, placeholder=" ...")
-        print(f"{e['key'][:12]}  {shown:{width}}  {_tuner_name(e['settings']):10}  "
-              f"{e['measured']:>8}  {e['time'] * 1e6:>9.1f}  {c['kwargs']} warps={c['num_warps']} "
+        print(f"{e['key'][:12]}  {shown:{width}}  {_tuner_name(e.get('settings', {})):10}  "
+              f"{e.get('measured', '?'):>8}  {e.get('time', float('nan')) * 1e6:>9.1f}  {c['kwargs']} warps={c['num_warps']} "
               f"stages={c['num_stages']}")
 
 

@@ -61,12 +61,12 @@ def verdict(records) -> str:
 def show(entry: dict, records: list, plot: str | None = None, knobs=None) -> str:
     c = entry["config"]
     lines = [f"key       {entry['key']}",
-             f"kernel    {entry['kernel']}{entry['args']}",
+             f"kernel    {entry.get('kernel', '?')}{entry.get('args', '')}",
              f"device    {entry.get('device', '?')}",
              f"settings  {entry.get('settings')}",
              f"chosen    {c['kwargs']} num_warps={c['num_warps']} num_stages={c['num_stages']}  "
-             f"{_us(entry['time'])} µs",
-             f"measured  {entry['measured']} configs, {entry.get('simulated_seconds', 0):.1f} s simulated"]
+             f"{_us(entry.get('time', float('nan')))} µs",
+             f"measured  {entry.get('measured', '?')} configs, {entry.get('simulated_seconds', 0):.1f} s simulated"]
     lines += [f"dropped   {cfg}: {why}" for cfg, why in entry.get("failed_on_cpu", [])]
     settled = entry.get("remeasured") or {}
     if settled.get("contenders"):

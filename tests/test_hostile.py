@@ -518,7 +518,7 @@ def test_a_cached_config_the_autotuner_does_not_offer_is_never_launched(tmp_path
         launched.append({k: v for k, v in kwargs.items() if k in ("BLOCK_M", "BLOCK_N", "num_warps")})
         return real(self, *args, **kwargs)
     monkeypatch.setattr(mt.JITFunction, "run", spy)
-    with pytest.warns(RuntimeWarning, match="names a config it does not offer"):
+    with pytest.warns(RuntimeWarning, match="names a config it does not offer|entries minitriton did not write"):
         _call(make(tmp_path), 100)
     assert len(tunings) == 2
     offered = [{"BLOCK_M": c.kwargs["BLOCK_M"], "BLOCK_N": c.kwargs["BLOCK_N"], "num_warps": c.num_warps}
@@ -543,3 +543,23 @@ def test_a_generated_operator_ignores_a_cached_config_outside_its_space(tmp_path
     with pytest.warns(RuntimeWarning, match="names a config it does not offer"):
         out = again(a, b)
     assert again.last_tuning is not None and np.array_equal(out, a @ b)
+
+
+@pytest.mark.parametrize("field", [{"settings": "x"}, {"remeasured": "z"}, {"remeasured": {"noise": "loud"}},
+                                   {"time": "abc"}, {"measured": None}, {"dropped": [[1, 2, 3]]}, {"kernel": 5}])
+def test_an_entry_with_a_field_of_the_wrong_type_is_a_miss_and_the_command_line_reads_on(tmp_path, tunings, field):
+    """Each field of an entry is checked against what the writers put there (cache.FIELD_TYPES):
+    a planted one of another type crashed `list` or `show`; now the entry is a miss (tuned again)
+    and every command runs."""
+    _call(make(tmp_path), 100)
+    cache = TuningCache(tmp_path)
+    entry = cache.entries()[0]
+    cache.put(entry["key"], {**{k: v for k, v in entry.items() if k not in ("version", "key", "created")}, **field})
+    assert cache.get(entry["key"]) is None
+    cache.close()
+    for command in (["list"], ["show", entry["key"][:8]], ["export"]):
+        done = subprocess.run([sys.executable, "-m", "autotune", "--cache-dir", str(tmp_path), *command],
+                              capture_output=True, text=True, timeout=120)
+        assert "Traceback" not in done.stderr, (command, done.stderr)
+    _call(make(tmp_path), 100)
+    assert len(tunings) == 2
