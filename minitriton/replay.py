@@ -34,6 +34,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
+import math
 import os
 import pathlib
 import warnings
@@ -56,6 +57,7 @@ class ReplayFileError(ValueError):
 
 
 MAX_FILE_BYTES = 2 << 30   # a landscape's JSON (after gunzip): 22M-point products stay far below it
+MAX_PRODUCT = 1 << 62     # configs a space's parameters may span: its positions are int64
 
 
 def _load(path: pathlib.Path) -> dict:
@@ -183,12 +185,17 @@ class Replay:
         if not ran:
             raise ReplayFileError(f"Replay: {self.path}: no config ran (every {self.objective} is a failure)")
         self._to_cost = _cost_scale(self.objective, self.higher_is_better, min(ran), max(ran))
+        product = math.prod(len(v) for v in self.values.values())
+        if product > MAX_PRODUCT:
+            raise ReplayFileError(f"Replay: {self.path}: tune_params span {product:.3g} configs, more than minitriton "
+                                  f"indexes ({MAX_PRODUCT:.3g}, a config's position must fit 62 bits)")
         try:
             self.space = Space.listed(self.values, list(self.records))
         except ValueError:
-            stray = next(p for p in self.records if any(v not in self.values[k] for k, v in zip(keys, p)))
+            stray = next((p for p in self.records if any(v not in self.values[k] for k, v in zip(keys, p))), None)
             raise ReplayFileError(f"Replay: {self.path}: the entry {stray} has a value outside tune_params "
-                                  f"{self.values}") from None
+                                  f"{self.values}" if stray is not None else
+                                  f"Replay: {self.path}: its entries do not index tune_params {self.values}") from None
         self._digest = hashlib.sha256(self.path.read_bytes()).hexdigest()[:16]
 
     def _point(self, key, entry) -> tuple:

@@ -314,6 +314,11 @@ def test_hostile_files_cost_only_themselves(tmp_path, monkeypatch):
         "list_value.json": (json.dumps({**header, "cache": {"1": {"a": [1], "time": 1}}}),
                             "has a parameter value that is not a number"),
         "entry_list.json": (json.dumps({**header, "cache": {"1": [1, 2]}}), "is not a record"),
+        "huge_product.json": (json.dumps({"tune_params_keys": [f"p{i}" for i in range(30)],
+                                          "tune_params": {f"p{i}": list(range(100)) for i in range(30)},
+                                          "cache": {",".join(["0"] * 30): {**{f"p{i}": 0 for i in range(30)},
+                                                                           "time": 1.0}}}),
+                              "tune_params span 1e\\+60 configs, more than minitriton indexes"),
     }
     for name, (text, why) in cases.items():
         (tmp_path / name).write_text(text)
