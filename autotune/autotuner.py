@@ -15,7 +15,6 @@ real M.
 """
 from __future__ import annotations
 
-import inspect
 import math
 import os
 import warnings
@@ -30,14 +29,13 @@ from .cache_location import enabled as cache_enabled, refresh as cache_refresh
 from .records import Record, latest_per_config
 from .driver import tune
 from .heuristics import base_function
-from .kernel_source import source_digest, source_of
 from .space import Config, Space, as_config
 from .task import Task
 from .transfer import describe_source
 from . import user_bench
 from .tuning_keys import buckets, kernel_key, tuner_key
 from .tuners import TUNERS, AutoTVMTuner, Tuner
-from .verify import check_answers
+from .verify import call_record, check_answers
 
 
 DEFAULT_BUDGET = 128  # measurements, for tuners other than "exhaustive" when no budget= is given
@@ -483,42 +481,7 @@ class Autotuner:
                             time=result.best_time, measured=result.measured,
                             dropped=[(str(c), why) for c, why in self.dropped],
                             simulated_seconds=result.simulated_seconds, remeasured=_settled(result.remeasured),
-                            call=self._call_record(all_args, grid, result)))
-
-    def _call_record(self, all_args, grid, result, top=5):
-        """How to call the kernel again (`python -m autotune verify KEY`): where it lives, each
-        argument (arrays by shape and dtype, scalars by value) and the grid of the fastest configs."""
-        fn = self
-        while hasattr(fn, "fn") and not hasattr(fn, "cache_key"):
-            fn = fn.fn
-        args = {}
-        for k in self.arg_names:
-            if k not in all_args:
-                continue  # a meta-parameter the configs supply
-            v = all_args[k]
-            if hasattr(v, "shape") and hasattr(v, "dtype"):
-                args[k] = {"shape": list(v.shape), "dtype": str(v.dtype)}
-            elif isinstance(v, (bool, int, float, str)) or v is None:
-                args[k] = {"value": v}
-            else:
-                return None  # an argument that cannot be written down: no re-run from the cache
-        grids = []
-        for r in sorted((r for r in latest_per_config(result.history) if r.ok), key=lambda r: r.time)[:top]:
-            try:  # (a grid may need meta-parameters that @heuristics adds at launch: then no record)
-                g = grid(dict(all_args, **r.config.all_kwargs())) if callable(grid) else grid
-                g = (g,) if isinstance(g, int) else tuple(int(x) for x in g)
-            except (KeyError, TypeError, ValueError):
-                return None
-            grids.append({"kwargs": r.config.kwargs, "num_warps": r.config.num_warps,
-                          "num_stages": r.config.num_stages, "grid": list(g)})
-        raw = getattr(fn, "fn", fn)
-        try:
-            where = inspect.getsourcefile(raw)
-        except TypeError:
-            where = None
-        return {"module": getattr(fn, "__module__", None), "name": getattr(raw, "__qualname__", None),
-                "file": os.path.abspath(where) if where else None, "source_sha256": source_digest(source_of(fn)),
-                "decorated": self.__name__, "args": args, "configs": grids}
+                            call=call_record(self, all_args, grid, result.history)))
 
     def _search(self, disk, task):
         """The tuner for one key: AutoTVM learns from this kernel's earlier keys by default

@@ -2,13 +2,16 @@
 from __future__ import annotations
 
 import importlib.metadata
+import inspect
+import os
 
 import numpy as np
 
 from minitriton.hypogpu import Measurer
 from .task import Task
 from .space import Config
-from .kernel_source import find_kernel
+from .kernel_source import find_kernel, source_digest, source_of
+from .records import latest_per_config
 
 MAX_BYTES = 4 << 30  # arrays verify may allocate on the CPU
 
@@ -125,6 +128,43 @@ def _explain(why, against):
         return f"'{name}' has shape {got}, {against} give {want}"
     return (f"'{name}' at index {idx}: {got!r} where {against} give {want!r} "
             f"({abs(got - want):.3g} apart > allowed {allowed:.3g}; atol=/rtol= change the tolerance)")
+
+
+def call_record(autotuner, all_args: dict, grid, history, top=5):
+    """How to call a decorated kernel again (`python -m autotune verify KEY`, run_entry below):
+    where it lives, each argument (arrays by shape and dtype, scalars by value) and the grid of
+    the fastest configs of `history`; None when an argument or a grid cannot be written down."""
+    fn = autotuner
+    while hasattr(fn, "fn") and not hasattr(fn, "cache_key"):
+        fn = fn.fn
+    args = {}
+    for k in autotuner.arg_names:
+        if k not in all_args:
+            continue  # a meta-parameter the configs supply
+        v = all_args[k]
+        if hasattr(v, "shape") and hasattr(v, "dtype"):
+            args[k] = {"shape": list(v.shape), "dtype": str(v.dtype)}
+        elif isinstance(v, (bool, int, float, str)) or v is None:
+            args[k] = {"value": v}
+        else:
+            return None  # an argument that cannot be written down: no re-run from the cache
+    grids = []
+    for r in sorted((r for r in latest_per_config(history) if r.ok), key=lambda r: r.time)[:top]:
+        try:  # (a grid may need meta-parameters that @heuristics adds at launch: then no record)
+            g = grid(dict(all_args, **r.config.all_kwargs())) if callable(grid) else grid
+            g = (g,) if isinstance(g, int) else tuple(int(x) for x in g)
+        except (KeyError, TypeError, ValueError):
+            return None
+        grids.append({"kwargs": r.config.kwargs, "num_warps": r.config.num_warps,
+                      "num_stages": r.config.num_stages, "grid": list(g)})
+    raw = getattr(fn, "fn", fn)
+    try:
+        where = inspect.getsourcefile(raw)
+    except TypeError:
+        where = None
+    return {"module": getattr(fn, "__module__", None), "name": getattr(raw, "__qualname__", None),
+            "file": os.path.abspath(where) if where else None, "source_sha256": source_digest(source_of(fn)),
+            "decorated": autotuner.__name__, "args": args, "configs": grids}
 
 
 def run_entry(entry: dict, records: list, n: int = 8, seed: int = 0, origin: str | None = None) -> str:
