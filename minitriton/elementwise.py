@@ -7,7 +7,7 @@ import warnings
 
 import numpy as np
 
-from . import context, fast_loops
+from . import context, expressions, fast_loops
 from . import dtypes as D
 from .tensor import FROM_ABOVE, broadcast_shape, tensor, to_tensor, round_to
 from .affine import aligned_steps, running_rows
@@ -21,7 +21,8 @@ def _float_unary(name, fn):
         if not x.dtype.is_floating():
             raise TypeError(f"tl.{name} needs a floating-point input, got {x.dtype}")
         with np.errstate(all="ignore"):
-            out = fn(x.v.astype(x.dtype.container, copy=False))
+            v = x.v.astype(x.dtype.container, copy=False)
+            out = expressions.ufunc(fn, v) if isinstance(fn, np.ufunc) else fn(v)
         return elementwise_alu(tensor(round_to(out, x.dtype), x.dtype, x.shape))
     op.__name__ = name
     return op

@@ -22,7 +22,9 @@ process; an expression stops growing at MAX_NODES steps and is computed then.
 
 A result of PARALLEL_ELEMENTS or more is computed by several threads, each on its own rows (numpy's
 ufunc loops and the compiled loops run without the GIL): elementwise, so every element gets the
-same bits whichever thread computes it.  $MINITRITON_THREADS sets how many (1: one, the caller).
+same bits whichever thread computes it.  A one-operand ufunc (exp, asin: far more work per element
+than an add, and no compiled loop to prepare) is split from PARALLEL_UNARY elements, eager ones
+(elementwise.py) too.  $MINITRITON_THREADS sets how many (1: one, the caller).
 """
 from __future__ import annotations
 
@@ -41,6 +43,7 @@ from .tensor import POOL
 MIN_ELEMENTS = 1 << 16   # results smaller than this are computed at once: compiling would cost more
 MAX_NODES = 12           # steps in one expression (each leaf and operation counts)
 PARALLEL_ELEMENTS = 1 << 20   # results this big are cut into one part per thread
+PARALLEL_UNARY = 1 << 17      # the same for a one-operand ufunc
 PART_ALIGN = 64          # elements: a part starts on a multiple of this (whole SIMD vectors in numpy's loops)
 _SYMBOLS = {"add": "+", "sub": "-", "mul": "*"}
 _NUMPY = {"add": np.add, "sub": np.subtract, "mul": np.multiply}
@@ -78,13 +81,12 @@ class Expression:
         """The values, in a new array or in `out` (of the full shape and type; rows of contiguous
         elements, which may be a stride apart: storage.Region)."""
         out = POOL.empty(self.full, self.dtype) if out is None else out
-        bounds = _parts(self.full)
+        bounds = _parts(self.full, PARALLEL_UNARY if self.op in _UNARY else PARALLEL_ELEMENTS)
         if len(bounds) > 2:     # one part per thread, the first on this one
-            pool = _threads()
-            jobs = [pool.submit(_rows(self, lo, hi).evaluate_here, out[lo:hi]) for lo, hi in zip(bounds[1:-1], bounds[2:])]
-            _rows(self, 0, bounds[1]).evaluate_here(out[:bounds[1]])
-            for job in jobs:
-                job.result()
+            pool, state = _threads(), np.geterr()
+            jobs = [pool.submit(_as_caller, state, _rows(self, lo, hi).evaluate_here, out[lo:hi])
+                    for lo, hi in zip(bounds[1:-1], bounds[2:])]
+            _joined(jobs, _rows(self, 0, bounds[1]).evaluate_here, out[:bounds[1]])
             return out
         return self.evaluate_here(out)
 
@@ -139,17 +141,52 @@ def _threads() -> ThreadPoolExecutor:
         return _pool[1]
 
 
-def _parts(full) -> list:
-    """Row bounds [0, ..., rows] of one part per thread ([0, rows]: one part).  A part is at least
-    PARALLEL_ELEMENTS / 2 elements and starts on a multiple of PART_ALIGN elements."""
+def _parts(full, least=None) -> list:
+    """Row bounds [0, ..., rows] of one part per thread ([0, rows]: one part) for a result of
+    `least` elements or more (PARALLEL_ELEMENTS).  A part is at least `least` / 2 elements and
+    starts on a multiple of PART_ALIGN elements."""
+    least = PARALLEL_ELEMENTS if least is None else least
     rows = full[0] if full else 1
     size = math.prod(full)
-    n = min(threads(), rows, size // (PARALLEL_ELEMENTS // 2)) if size >= PARALLEL_ELEMENTS else 1
+    n = min(threads(), rows, size // (least // 2)) if size >= least else 1
     if n <= 1:
         return [0, rows]
     step = PART_ALIGN // math.gcd(PART_ALIGN, size // rows)      # rows in one aligned unit
     units = -(-rows // step)
     return sorted({min(rows, units * k // n * step) for k in range(n)} | {rows})
+
+
+def _joined(jobs, fn, *args, **kw):
+    """fn(*args, **kw) here while `jobs` run on the pool; returns once all are done (an error on
+    any is raised, after every part has stopped writing)."""
+    try:
+        fn(*args, **kw)
+    finally:
+        for job in jobs:
+            job.exception()
+    for job in jobs:
+        job.result()
+
+
+def _as_caller(state, fn, *args, **kw):
+    """fn run on a pool thread under the caller's floating-point error handling (numpy keeps it
+    per thread: a launch's silenced overflow would warn from a worker)."""
+    with np.errstate(**state):
+        return fn(*args, **kw)
+
+
+def ufunc(fn, v: np.ndarray) -> np.ndarray:
+    """fn(v) for a numpy ufunc of one operand, by one thread per core on a big contiguous v
+    (parts of whole SIMD vectors: the bits one thread gives)."""
+    bounds = _parts((v.size // PART_ALIGN, PART_ALIGN), PARALLEL_UNARY) if v.size % PART_ALIGN == 0 else [0, 1]
+    if len(bounds) <= 2 or not v.flags.c_contiguous:
+        return fn(v)
+    out = np.empty_like(v)
+    src, dst = v.reshape(-1, PART_ALIGN), out.reshape(-1, PART_ALIGN)
+    pool, state = _threads(), np.geterr()
+    jobs = [pool.submit(_as_caller, state, fn, src[lo:hi], out=dst[lo:hi]) for lo, hi in zip(bounds[1:-1], bounds[2:])]
+    _joined(jobs, fn, src[:bounds[1]], out=dst[:bounds[1]])
+    return out
 
 
 def _rows(x, lo, hi, cut=None):

@@ -2,6 +2,8 @@
 (minitriton/expressions.py): the same bits as computing each step at once, with and without
 shared operands, Python numbers on either side, chains carried through loop trips, chains too
 long to extend, and chains that meet a dot's accumulator."""
+import warnings
+
 import numpy as np
 import pytest
 
@@ -249,3 +251,21 @@ def test_threads_must_be_a_positive_number(monkeypatch):
     monkeypatch.setenv("MINITRITON_THREADS", "two")
     with pytest.raises(ValueError, match="MINITRITON_THREADS must be a positive number of threads, got 'two'"):
         expressions.threads()
+
+
+@pytest.mark.parametrize("threads", ["1", "2"])
+def test_a_big_eager_ufunc_on_threads_has_the_same_bits_and_the_callers_error_handling(threads, monkeypatch):
+    """tl.exp and its kin on a big block: parts on pool threads, the same bits as one call, and
+    numpy's floating-point error handling of the caller (a silenced overflow stays silent on a
+    worker thread, one that raises still raises)."""
+    monkeypatch.setenv("MINITRITON_THREADS", threads)
+    x = np.random.default_rng(3).standard_normal(1 << 18).astype(np.float32) * 60      # exp overflows
+    with np.errstate(over="ignore"):
+        want = np.exp(x)
+    with np.errstate(over="ignore"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            got = expressions.ufunc(np.exp, x)
+    assert np.array_equal(got.view(np.uint32), want.view(np.uint32))
+    with np.errstate(over="raise"), pytest.raises(FloatingPointError):
+        expressions.ufunc(np.exp, x)
