@@ -12,7 +12,7 @@ import minitriton.language as tl
 from minitriton import expressions
 from minitriton.arithmetic import Expression
 from minitriton.tensor import POOL
-from kernels.tutorials import layer_norm_fwd
+from kernels.tutorials import asin_kernel, layer_norm_fwd, softmax_row
 
 ROWS, COLS = 256, 512          # 128K elements a launch: above expressions.MIN_ELEMENTS
 
@@ -269,3 +269,22 @@ def test_a_big_eager_ufunc_on_threads_has_the_same_bits_and_the_callers_error_ha
     assert np.array_equal(got.view(np.uint32), want.view(np.uint32))
     with np.errstate(over="raise"), pytest.raises(FloatingPointError):
         expressions.ufunc(np.exp, x)
+
+
+def test_launches_give_the_same_bits_on_one_thread_and_on_several(monkeypatch):
+    """Whole launches whose big deferred and eager ufunc results are split across threads (asin
+    into its store region, softmax's exp, a deferred chain) against the same launches on one."""
+    rng = np.random.default_rng(11)
+    n = 1 << 21
+    u = rng.uniform(-1, 1, n).astype(np.float32)
+    x = rng.standard_normal((2048, 1024)).astype(np.float32)
+    outs = {}
+    for threads in ("1", "2"):
+        monkeypatch.setenv("MINITRITON_THREADS", threads)
+        z = np.empty_like(u)
+        asin_kernel[(mt.cdiv(n, 1024),)](u, z, n, BLOCK=1024)
+        y = np.empty_like(x)
+        softmax_row[(x.shape[0],)](y, x, x.shape[1], x.shape[1], BLOCK=1024)
+        outs[threads] = (z, y)
+    for a, b in zip(outs["1"], outs["2"]):
+        assert np.array_equal(a.view(np.uint32), b.view(np.uint32))
