@@ -242,8 +242,15 @@ class _ReadOnlyResults:
 
 
 def _keys(con: sqlite3.Connection):
-    """The keys of a results database, row by row (a scan that reads `raw` would read past every
-    key, however long): a planted key too long to read costs only its row."""
+    """The keys of a results database: in one query, or row by row when a key is too long to read
+    (SQLite refuses it: a planted one then costs only its row)."""
+    try:
+        return [k for (k,) in con.execute("SELECT key FROM Cache WHERE raw = 1").fetchall()]
+    except sqlite3.DataError:
+        return list(_keys_by_row(con))
+
+
+def _keys_by_row(con: sqlite3.Connection):
     for (rowid,) in con.execute("SELECT rowid FROM Cache").fetchall():
         try:
             row = con.execute("SELECT key, raw FROM Cache WHERE rowid = ?", (rowid,)).fetchone()
