@@ -15,8 +15,8 @@ real M.
 """
 from __future__ import annotations
 
-import math
 import os
+import time
 import warnings
 
 
@@ -33,7 +33,7 @@ from .space import Config, Space, as_config
 from .task import Task
 from .transfer import describe_source
 from . import user_bench
-from .tuning_keys import buckets, kernel_key, tuner_key
+from .tuning_keys import buckets, check_key_values, kernel_key, tuner_key
 from .tuners import TUNERS, AutoTVMTuner, Tuner
 from .verify import call_record, check_answers
 
@@ -55,8 +55,8 @@ def _jitted(fn):
 
 def print_autotuning() -> bool:
     """Say each tuning's result on stdout: $MINITRITON_PRINT_AUTOTUNING=1, or Triton's own
-    $TRITON_PRINT_AUTOTUNING=1 (ported code sets that one)."""
-    return "1" in (os.environ.get("MINITRITON_PRINT_AUTOTUNING"), os.environ.get("TRITON_PRINT_AUTOTUNING"))
+    `triton.knobs.autotuning.print` ($TRITON_PRINT_AUTOTUNING=1: ported code sets one or the other)."""
+    return os.environ.get("MINITRITON_PRINT_AUTOTUNING") == "1" or bool(mt.knobs.autotuning.print)
 
 
 class AutotunerError(mt.TritonError, ValueError):
@@ -197,12 +197,12 @@ class Autotuner:
         try:
             hit = self.cache.get(key)
         except TypeError:   # an unhashable key value (an array): say which argument
-            self._check_key_values({**dict(zip(self.arg_names, args)), **kwargs})
+            check_key_values(self.__name__, self.keys, {**dict(zip(self.arg_names, args)), **kwargs})
             raise
         if hit is None:
             all_args = dict(zip(self.arg_names, args))
             all_args.update(kwargs)
-            self._check_key_values(all_args)
+            check_key_values(self.__name__, self.keys, all_args)
             check = getattr(_jitted(self.fn), "check_arguments", None)
             if check is not None:   # a call no config can launch fails as the plain kernel's would
                 check(all_args)
@@ -228,9 +228,12 @@ class Autotuner:
         """Tuning by the caller's `do_bench` (user_bench.py), then the launch."""
         hooks = user_bench.Hooks(self.reset_to_zero, self.restore_value, self.pre_hook, self.post_hook)
         configs = self.prune_configs(all_args)
+        started = time.perf_counter()
         best, self.configs_timings = user_bench.fastest(
             self.do_bench, lambda cfg: self.fn.run(*args, grid=grid, **kwargs, **cfg.all_kwargs()), configs,
             all_args, hooks)
+        if self.configs_timings:        # a lone config is not timed, and no tuning is told of
+            self._tell(key, best, self.configs_timings, time.perf_counter() - started, cache_hit=False)
         if self.configs_timings:
             hooks.pre({**all_args, **best.all_kwargs()}, reset_only=True)
         self.cache[key] = (best, best.all_kwargs())
@@ -240,23 +243,17 @@ class Autotuner:
                   f"best config selected: {best};")
         return self._launch(best, best.all_kwargs(), args, kwargs, grid)
 
-    def _check_key_values(self, all_args):
-        """The key's numbers are the tuning task's shape: a negative one is no size, and a NaN
-        never equals itself, so it would be tuned again on every call."""
-        for k in self.keys:
-            v = all_args.get(k)
-            if hasattr(v, "shape") and hasattr(v, "dtype") and getattr(v, "ndim", 0) > 0:
-                raise TypeError(f"autotune({self.__name__}): key argument '{k}' is an array; a key is made of "
-                                f"numbers and strings (pass its size as an int argument and key on that; array "
-                                f"dtypes are in the key already)")
-            if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
-                continue
-            if isinstance(v, (float, np.floating)) and math.isnan(v):
-                raise ValueError(f"autotune({self.__name__}): key argument '{k}' is NaN, which matches no cache "
-                                 f"entry (not even its own); pass a number or leave '{k}' out of key=")
-            if v < 0:
-                raise ValueError(f"autotune({self.__name__}): key argument '{k}' is {v}; key values are the sizes "
-                                 f"the tuning runs at and must be >= 0 (leave a signed argument out of key=)")
+    def caching(self) -> bool:
+        """Results go to the disk cache: cache_results=, or Triton's knobs.autotuning.cache."""
+        return self.cache_results or bool(mt.knobs.autotuning.cache)
+
+    def _tell(self, key, best, timings: dict, duration, cache_hit: bool):
+        """Triton's knobs.autotuning.listener, if set, hears of a key tuned among several configs
+        (its measured times in ms) or found in the disk cache."""
+        listener = mt.knobs.autotuning.listener
+        if listener is not None:
+            listener(fn=_jitted(self.fn), key=key, best_config=best, configs_timings=timings, duration=duration,
+                     cache_hit=cache_hit)
 
     def _offers(self, configs):
         """config -> this key's own equal config (one of `configs`, a point of the space), or None."""
@@ -305,7 +302,7 @@ class Autotuner:
             why = f"its real launch on the CPU failed: {type(failure).__name__}: {str(failure).splitlines()[0]}"
         self.cache[key] = (chosen, chosen.all_kwargs())
         self.best_config = chosen
-        if ckey is not None and cache_enabled() and self.cache_results:
+        if ckey is not None and cache_enabled() and self.caching():
             self._record_failure(key, ckey, config, why, runner_up)
         warnings.warn(f"autotune({self.__name__}): the tuned config {config} is dropped, {why}; using "
                       f"{chosen}, the next fastest measured", RuntimeWarning, stacklevel=4)
@@ -447,12 +444,12 @@ class Autotuner:
     def _tune(self, key, all_args, grid) -> Config:
         task, configs, ckey, settings = self._plan(key, all_args, grid)
         progress = self.progress
-        if not cache_enabled() or not self.cache_results:
+        if not cache_enabled() or not self.caching():
             result = tune(task, self.tuner, self.budget, self.seed, configs=configs, repeats=self.repeats,
                           parallel=self.parallel, devices=self.devices, remeasure=self.remeasure,
                           key=ckey, progress=progress, transfer=self.sources)
             result.best_config = self._checked(result, all_args, grid)
-            return self._finish(key, result, None)
+            return self._finish(key, result, None, configs)
         disk = self._disk_cache()
         with disk.lock(ckey):
             entry = None if cache_refresh() else disk.get(ckey)
@@ -464,6 +461,8 @@ class Autotuner:
                     print(f"minitriton autotuning for {self.__name__} with key {key}: best config loaded from the "
                           f"cache in {disk.dir} (entry {ckey[:12]}, tuned by measuring {entry.get('measured')} "
                           f"configs): {best};")
+                if configs is None or len(configs) > 1:
+                    self._tell(key, best, {}, None, cache_hit=True)
                 return best
             resume = [] if cache_refresh() else latest_per_config(disk.log.read(ckey))
             result = tune(task, self._search(disk, task), self.budget, self.seed, configs=configs,
@@ -472,7 +471,7 @@ class Autotuner:
                           transfer=self.sources)
             result.best_config = self._checked(result, all_args, grid)
             self._store(disk, ckey, key, settings, result, all_args, grid)
-        return self._finish(key, result, ckey)
+        return self._finish(key, result, ckey, configs)
 
     def _store(self, disk, ckey, key, settings, result, all_args, grid):
         best = result.best_config
@@ -516,9 +515,12 @@ class Autotuner:
         result.best_time = next(r.time for r in ranked if r.config == keep[0])
         return keep[0]
 
-    def _finish(self, key, result, ckey):
+    def _finish(self, key, result, ckey, configs):
         self.last_tuning = result
         self._unproven[key] = (ckey, result.history)
+        if configs is None or len(configs) > 1:
+            self._tell(key, result.best_config, {r.config: [r.time * 1e3] for r in latest_per_config(result.history)
+                                                 if r.ok}, result.wall_seconds, cache_hit=False)
         if print_autotuning():
             refused = sum(not r.ok for r in result.history)
             print(f"minitriton autotuning for {self.__name__} with key {key} finished after "
@@ -541,7 +543,7 @@ class CacheBinding:
         return self.autotuner.tuner
 
     def disk(self):
-        return self.autotuner._disk_cache() if cache_enabled() and self.autotuner.cache_results else None
+        return self.autotuner._disk_cache() if cache_enabled() and self.autotuner.caching() else None
 
     def store(self, result):
         """Keep a tuning's result as the kernel's own tuning would (disk entry and this process)."""

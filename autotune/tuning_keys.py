@@ -2,6 +2,10 @@
 tuner by its settings, and the rounding (bucketing) of the key arguments."""
 from __future__ import annotations
 
+import math
+
+import numpy as np
+
 import minitriton as mt
 from .kernel_source import source_of
 
@@ -42,3 +46,22 @@ def buckets(bucket, key):
             raise ValueError(f"autotune: bucket= names {unknown}, which are not in key={key}")
         return dict(bucket)
     raise TypeError(f"autotune: bucket= must be None, False, a callable (for M) or a dict of callables, got {bucket!r}")
+
+
+def check_key_values(name: str, keys, all_args: dict):
+    """The key's numbers are the tuning task's shape: a negative one is no size, and a NaN
+    never equals itself, so it would be tuned again on every call."""
+    for k in keys:
+        v = all_args.get(k)
+        if hasattr(v, "shape") and hasattr(v, "dtype") and getattr(v, "ndim", 0) > 0:
+            raise TypeError(f"autotune({name}): key argument '{k}' is an array; a key is made of "
+                            f"numbers and strings (pass its size as an int argument and key on that; array "
+                            f"dtypes are in the key already)")
+        if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
+            continue
+        if isinstance(v, (float, np.floating)) and math.isnan(v):
+            raise ValueError(f"autotune({name}): key argument '{k}' is NaN, which matches no cache "
+                             f"entry (not even its own); pass a number or leave '{k}' out of key=")
+        if v < 0:
+            raise ValueError(f"autotune({name}): key argument '{k}' is {v}; key values are the sizes "
+                             f"the tuning runs at and must be >= 0 (leave a signed argument out of key=)")

@@ -4,7 +4,7 @@ from .host import cdiv, next_power_of_2, reinterpret, set_allocator
 from .memory import OutOfBoundsError
 from .errors import TritonError, CompilationError, InterpreterError
 from .addresses import data_ptr
-from . import language, compiler, tools
+from . import language, compiler, knobs, tools
 from .compiler import compile
 from .configs import Config
 from .aggregates import aggregate, constexpr_function

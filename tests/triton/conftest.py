@@ -1,6 +1,8 @@
 """Triton's language tests take a `device` fixture; here every array lives on the host."""
 import pytest
 
+import minitriton as triton
+
 
 @pytest.fixture
 def device():
@@ -24,3 +26,16 @@ def _tuning_cache_in_a_temporary_directory(tmp_path, monkeypatch):
 def fresh_triton_cache():
     """Triton's tests that must compile afresh clear its kernel cache; minitriton keeps none."""
     return None
+
+
+@pytest.fixture
+def fresh_knobs(monkeypatch):
+    """Triton's fixture: `triton.knobs` with nothing set in code and no environment variable of a
+    knob set, put back as it was after the test."""
+    groups = {name: g for name, g in vars(triton.knobs).items() if isinstance(g, triton.knobs.base_knobs)}
+    for name, group in groups.items():
+        for knob in group.knob_descriptors.values():
+            if getattr(knob, "key", None):
+                monkeypatch.delenv(knob.key, raising=False)
+        monkeypatch.setattr(triton.knobs, name, group.copy().reset())
+    return triton.knobs

@@ -9,9 +9,9 @@ Source: triton-lang/triton (MIT licence), the stored copy at commit
 009401737888df54cfa5427fab82b0f12d47a35b.  Kernels unchanged; the host code is ours on numpy
 (torch.randn -> numpy, `triton.testing.assert_close` -> numpy's).  Skipped as Triton skips them
 without a CUDA GPU: the IR and PTX overrides, `test_exceed_tmem`, `test_exceed_threads`, and
-`test_kwargs` with CUDA graphs (an expected failure there too).  Not ported:
-`test_pruned_single_config_skips_benchmark`, which drives `triton.knobs` (Triton's own settings
-object) through its `fresh_knobs` fixture.
+`test_kwargs` with CUDA graphs (an expected failure there too).
+`test_pruned_single_config_skips_benchmark` sets `triton.knobs` through our `fresh_knobs`
+fixture (conftest.py), as Triton's own does.
 """
 import numpy as np
 import pytest
@@ -381,3 +381,48 @@ def test_prune_all_configs(device):
         assert e is not None and str(
             e
         ) == "Autotuner error: No valid autotuner configs after pruning. `early_config_prune` should return at least one config."
+
+
+@pytest.mark.parametrize("prune_kind", ["early_config_prune", "perf_model"])
+def test_pruned_single_config_skips_benchmark(prune_kind: str, device: str, fresh_knobs):
+    N = 1024
+    src = randn(N)
+    dst = np.empty(N, np.float32)
+    records = {}
+    captured = []
+    configs = [triton.Config(kwargs={'BLOCK_SIZE': 32}), triton.Config(kwargs={'BLOCK_SIZE': 128})]
+    fresh_knobs.autotuning.print = True
+    fresh_knobs.autotuning.listener = lambda **kwargs: captured.append(kwargs)
+
+    def do_not_bench(kernel_call, quantiles):
+        records['run_do_bench'] = True
+        raise AssertionError("autotune benchmark should be skipped for a single pruned config")
+
+    if prune_kind == "early_config_prune":
+
+        def early_config_prune(configs, named_args, **kwargs):
+            records['run_early_config_prune'] = True
+            return [configs[1]]
+
+        prune_configs_by = {'early_config_prune': early_config_prune}
+    else:
+
+        def perf_model(*args, **kwargs):
+            records['run_perf_model'] = True
+            return 0 if kwargs['BLOCK_SIZE'] == 128 else 1
+
+        prune_configs_by = {'perf_model': perf_model, 'top_k': 1}
+
+    @triton.autotune(configs=configs, key=['N'], prune_configs_by=prune_configs_by, do_bench=do_not_bench)
+    @triton.jit
+    def _kernel(dst, src, N, BLOCK_SIZE: tl.constexpr):
+        offsets = tl.program_id(0) * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+        x = tl.load(src + offsets, mask=offsets < N)
+        tl.store(dst + offsets, x, mask=offsets < N)
+
+    grid = lambda META: (triton.cdiv(N, META['BLOCK_SIZE']), )
+    _kernel[grid](dst, src, N=N)
+    np.testing.assert_allclose(src, dst)
+    assert _kernel.best_config == configs[1]
+    assert 'run_do_bench' not in records
+    assert captured == []
