@@ -10,6 +10,7 @@ import pytest
 
 import minitriton as triton                 # was: import triton
 import minitriton.language as tl
+from minitriton.hypogpu import HypoGPU
 
 
 def test_fixed_n_warmup_and_n_repeat(device):
@@ -43,3 +44,22 @@ def test_a_launching_function_is_timed_on_hypogpu_n_repeat_times():
 def test_a_count_that_is_not_one_is_refused_naming_it(bad):
     with pytest.raises(ValueError, match="n_repeat"):
         triton.testing.do_bench(lambda: None, n_repeat=bad)
+
+
+def test_do_bench_cudagraph_charges_no_launch_overheads():
+    """Ours: a function's launches replayed from a CUDA graph cost what do_bench measures less
+    HypoGPU's launch overhead for each; quantiles as do_bench's; plain Python timed on the CPU."""
+    x = np.arange(4096, dtype=np.float32)
+    y = np.zeros_like(x)
+
+    def two_launches():
+        _copy[(4,)](x, y, 4096, BLOCK=1024)
+        _copy[(4,)](y, x, 4096, BLOCK=1024)
+
+    gpu = HypoGPU()
+    plain = triton.testing.do_bench(two_launches, return_mode="median", device=gpu)
+    graph = triton.testing.do_bench_cudagraph(two_launches, return_mode="median", device=gpu)
+    assert graph == pytest.approx(plain - 2 * gpu.spec.launch_overhead_s * 1e3, rel=0.05)
+    lo, mid, hi = triton.testing.do_bench_cudagraph(two_launches, quantiles=[0.2, 0.5, 0.8], device=gpu)
+    assert lo <= mid <= hi
+    assert triton.testing.do_bench_cudagraph(lambda: sum(range(100))) > 0
