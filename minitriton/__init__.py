@@ -8,8 +8,9 @@ from . import language, compiler, knobs, tools
 from .compiler import compile
 from .configs import Config
 from .aggregates import aggregate, constexpr_function
+from .hypogpu import OutOfResources
 
-__all__ = ["jit", "JITFunction", "cdiv", "next_power_of_2", "one_program_at_a_time", "reinterpret", "set_allocator", "OutOfBoundsError", "TritonError", "CompilationError", "InterpreterError", "data_ptr", "language", "compiler", "compile", "tools", "Config", "aggregate", "constexpr_function"]
+__all__ = ["jit", "JITFunction", "cdiv", "next_power_of_2", "one_program_at_a_time", "reinterpret", "set_allocator", "OutOfBoundsError", "TritonError", "CompilationError", "InterpreterError", "data_ptr", "language", "compiler", "compile", "tools", "Config", "aggregate", "constexpr_function", "OutOfResources", "knobs"]
 
 
 def __getattr__(name):

@@ -339,6 +339,7 @@ def test_tritons_names_for_tuning_and_benchmarking(tmp_path, capsys):
         k[(1, 1)](x, x, 100, 256, BLOCK_M=16)
     h = triton.heuristics({"BLOCK_N": lambda args: 64})(scale_kernel)
     assert h is not None
+    assert triton.OutOfResources is triton.runtime.OutOfResources       # `except triton.OutOfResources:`
 
     def bench(M):
         y = np.zeros((M, 256), np.float32)
