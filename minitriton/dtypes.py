@@ -278,6 +278,53 @@ class pointer_type:
         return hash(("ptr", self.element_ty.name, self.const))
 
 
+class block_type:
+    """The type of a block (Triton's `tl.block_type`, what `x.type` is for a block): its element
+    type and shape.  Asked anything else (is_floating, primitive_bitwidth, ...), it answers as its
+    element type, as Triton's does."""
+
+    __slots__ = ("element_ty", "shape")
+
+    def __init__(self, element_ty, shape):
+        dims = tuple(int(d.value if isinstance(d, constexpr) else d) for d in shape)
+        if not dims:
+            raise TypeError("block_type needs a shape of one dimension or more (a scalar's type is its dtype)")
+        self.element_ty, self.shape = element_ty, dims
+
+    def __getattr__(self, name):
+        if name.startswith("__") or name in block_type.__slots__:     # (copying, unpickling: not delegated)
+            raise AttributeError(name)
+        return getattr(self.element_ty, name)
+
+    @property
+    def scalar(self):
+        return self.element_ty
+
+    @property
+    def numel(self) -> int:
+        n = 1
+        for d in self.shape:
+            n *= d
+        return n
+
+    def is_block(self):
+        return True
+
+    def get_block_shapes(self):
+        return self.shape
+
+    def __eq__(self, other):
+        if isinstance(other, constexpr):
+            other = other.value
+        return isinstance(other, block_type) and other.shape == self.shape and other.element_ty == self.element_ty
+
+    def __hash__(self):
+        return hash(("block", self.shape, repr(self.element_ty)))
+
+    def __repr__(self):
+        return f"<{self.shape}, {self.element_ty}>"
+
+
 # the mantissa bits and exponent bias of each float format (Triton's dtype.fp_mantissa_width and
 # exponent_bias)
 FLOAT_FORMATS = {"fp16": (10, 15), "bf16": (7, 127), "fp32": (23, 127), "fp64": (52, 1023),

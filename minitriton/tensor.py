@@ -316,7 +316,8 @@ class tensor:
 
     @property
     def type(self):
-        return self.dtype
+        """Triton's `x.type`: a block's block_type (element type and shape), a scalar's dtype."""
+        return D.block_type(self.dtype, self.shape) if self.shape else self.dtype
 
     def __repr__(self):
         return f"tensor({self.dtype}, shape={list(self.shape)})"

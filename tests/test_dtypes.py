@@ -180,3 +180,33 @@ def test_annotations_that_name_no_scalar_type_change_nothing():
     assert annotated_type(tl.constexpr) is None and annotated_type("torch.Tensor") is None
     assert annotated_type("tl.uint8") is tl.uint8 and annotated_type(int) is tl.int32
     assert annotated_type(float) is tl.float32 and annotated_type("bf16") is tl.bfloat16
+
+
+SEEN_TYPES = {}      # filled by _types_kernel (a global the kernel reads: TRITON_ALLOW_NON_CONSTEXPR_GLOBALS)
+
+
+@mt.jit
+def _types_kernel(x_ptr, out_ptr, B: tl.constexpr):
+    v = tl.load(x_ptr + tl.arange(0, B)[:, None] * B + tl.arange(0, B)[None, :])
+    s = tl.sum(v)
+    SEEN_TYPES.update(block=v.type, scalar=s.type, pointer=x_ptr.type, pointers=(x_ptr + tl.arange(0, B)).type)
+    tl.static_assert(v.type == tl.block_type(tl.float32, [B, B]))
+    tl.static_assert(v.type.is_block() and not s.type.is_block())
+    tl.store(out_ptr, s)
+
+
+def test_a_blocks_type_is_a_block_type_and_a_scalars_its_dtype(monkeypatch):
+    """Triton's `x.type`: code tells blocks from scalars by `x.type.is_block()` and reads
+    `x.type.element_ty` / `.shape`; a block type answers anything else as its element type."""
+    monkeypatch.setenv("TRITON_ALLOW_NON_CONSTEXPR_GLOBALS", "1")
+    x, out = np.ones((4, 4), np.float32), np.zeros(1, np.float32)
+    _types_kernel[(1,)](x, out, B=4)
+    assert out[0] == 16
+    block = SEEN_TYPES["block"]
+    assert block.shape == (4, 4) and block.element_ty is tl.float32 and block.scalar is tl.float32
+    assert block.numel == 16 and block.is_floating() and block.primitive_bitwidth == 32
+    assert repr(block) == "<(4, 4), fp32>" and block != tl.block_type(tl.float32, [4, 2])
+    assert SEEN_TYPES["scalar"] is tl.float32 and SEEN_TYPES["pointer"].element_ty is tl.float32
+    assert SEEN_TYPES["pointers"].is_block() and SEEN_TYPES["pointers"].element_ty.is_ptr()
+    with pytest.raises(TypeError, match="block_type needs a shape"):
+        tl.block_type(tl.float32, [])

@@ -2,7 +2,7 @@
 code also imports them from (`import triton.language.core as core`, `tl.core.reshape(...)`);
 `minitriton.language` re-exports them.  Besides the language: `get_int_dtype` and
 `_unwrap_if_constexpr`, which such code reads from it."""
-from ..dtypes import (dtype, pointer_type, int1, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
+from ..dtypes import (dtype, pointer_type, block_type, int1, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
                      float16, bfloat16, float32, float64, float8e4nv, float8e5, float8e4b8, float8e5b16, float8e4b15,
                      const, pi32_t)
 from ..tensor import tensor, constexpr, TritonTuple as tuple  # tl.tuple
@@ -46,7 +46,7 @@ _tensor.FROM_ABOVE["methods"].update(logical_and=logical_and, logical_or=logical
 
 # Triton names not implemented yet: using one says so by name (issue 7), never a wrong result.
 TRITON_MAX_TENSOR_NUMEL = 1 << 20
-NOT_YET = ("block_type", "function_type", "void", "inline_asm_elementwise",
+NOT_YET = ("function_type", "void", "inline_asm_elementwise",
            # newer than the Triton the ports are from: warp-specialisation tasks, target queries,
            # the merge step of the bitonic sort on its own, constexpr types, slices as values
            "async_task", "condition", "target_info", "bitonic_merge", "constexpr_type", "slice")
