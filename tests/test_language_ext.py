@@ -575,6 +575,19 @@ def test_bitwise_reductions_refuse_floats_as_triton_does():
         _or_of_floats[(1,)](np.zeros(4, np.float32), np.zeros(1, np.float32))
 
 
+def test_the_math_jit_and_autotuner_modules_triton_code_imports_by_name():
+    """`import triton.language.math as tlm`, `from triton.runtime.jit import JITFunction`,
+    `from triton.runtime.autotuner import Autotuner, Config, Heuristics`: the same objects as
+    `tl.math`, `triton.JITFunction` and `triton.runtime`'s."""
+    import minitriton.language.math as tlm
+    from minitriton.runtime.autotuner import Autotuner, Config, Heuristics
+    from minitriton.runtime.jit import JITFunction, jit
+
+    assert tl.math is tlm and tlm.exp2 is tl.exp2 and tlm.umulhi is tl.umulhi and not hasattr(tlm, "where")
+    assert JITFunction is mt.JITFunction and jit is mt.jit and isinstance(_or_of_floats, JITFunction)
+    assert Autotuner is mt.runtime.Autotuner and Heuristics is mt.runtime.Heuristics and Config is mt.Config
+
+
 def test_the_core_and_standard_modules_triton_code_imports_by_name():
     import minitriton.language.core as core
     from minitriton.language.standard import _is_power_of_two, _log2, sum, zeros_like  # noqa: F401

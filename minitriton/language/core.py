@@ -29,7 +29,7 @@ from ..descriptors import (make_tensor_descriptor, load_tensor_descriptor, store
 from ..atomics import atomic_add, atomic_max, atomic_min, atomic_xchg, atomic_cas, atomic_and, atomic_or, atomic_xor
 from ..dot import dot
 from ..scaled_dot import dot_scaled
-from .. import elementwise as math  # tl.math.exp etc.
+from . import math  # tl.math.exp etc.
 from .. import random  # tl.random.uint_to_uniform_float etc.
 from ..arithmetic import logical_and, logical_or, add, sub, mul
 from . import extra
