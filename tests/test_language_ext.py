@@ -586,6 +586,8 @@ def test_the_math_jit_and_autotuner_modules_triton_code_imports_by_name():
     assert tl.math is tlm and tlm.exp2 is tl.exp2 and tlm.umulhi is tl.umulhi and not hasattr(tlm, "where")
     assert JITFunction is mt.JITFunction and jit is mt.jit and isinstance(_or_of_floats, JITFunction)
     assert Autotuner is mt.runtime.Autotuner and Heuristics is mt.runtime.Heuristics and Config is mt.Config
+    from minitriton.language.extra.hip import libdevice as hip_libdevice     # AMD kernels' import
+    assert hip_libdevice.asin is tl.extra.cuda.libdevice.asin and tl.extra.hip.libdevice is hip_libdevice
 
 
 def test_the_core_and_standard_modules_triton_code_imports_by_name():
