@@ -251,13 +251,17 @@ def _keys(con: sqlite3.Connection):
 
 
 def _keys_by_row(con: sqlite3.Connection):
+    return (row[0] for _, row in _rows(con) if row is not None and row[1] == 1)
+
+
+def _rows(con: sqlite3.Connection):
+    """(rowid, (key, raw)) of every row, read one at a time; (rowid, None) for a row whose key
+    SQLite refuses to read (longer than MAX_SQLITE_BYTES)."""
     for (rowid,) in con.execute("SELECT rowid FROM Cache").fetchall():
         try:
-            row = con.execute("SELECT key, raw FROM Cache WHERE rowid = ?", (rowid,)).fetchone()
+            yield rowid, con.execute("SELECT key, raw FROM Cache WHERE rowid = ?", (rowid,)).fetchone()
         except sqlite3.DataError:
-            continue
-        if row is not None and row[1] == 1:
-            yield row[0]
+            yield rowid, None
 
 
 def _oversized_keys(con: sqlite3.Connection, db_file: pathlib.Path) -> list:
@@ -275,13 +279,7 @@ def _oversized_keys(con: sqlite3.Connection, db_file: pathlib.Path) -> list:
             return []
     except sqlite3.OperationalError:
         pass                # an SQLite without the dbstat table: every row is looked at
-    bad = []
-    for (rowid,) in con.execute("SELECT rowid FROM Cache").fetchall():
-        try:
-            con.execute("SELECT key FROM Cache WHERE rowid = ?", (rowid,)).fetchone()
-        except sqlite3.DataError:
-            bad.append(rowid)
-    return bad
+    return [rowid for rowid, row in _rows(con) if row is None]
 
 
 @functools.lru_cache(maxsize=1)
