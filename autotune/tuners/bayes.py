@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import math
 
+import numba
 import numpy as np
 from scipy.linalg import cho_solve, solve_triangular
 
@@ -90,45 +91,65 @@ def encode(values) -> np.ndarray:
     return (out - out.min()) / span if span > 0 else np.zeros(len(values))
 
 
-def _level_pairs(a, b) -> list:
-    """Per knob: its levels among the points of a and b, and for each pair (a point, b point)
-    the index of their pair of levels.  Each knob takes few values, so the kernel's distances
-    are worked out once per pair of levels and looked up for each pair of points: the same
-    numbers, over ten times faster than pair by pair, and the lookup is shared by every kernel
-    tried on the same points."""
-    out = []
+def _levels(a, b) -> tuple:
+    """Per knob, its levels among the points of a and b; and each point's level per knob (one
+    row per point of a, of b).  Each knob takes few values, so the kernel's distances are worked
+    out once per pair of levels and looked up for each pair of points (`_lookup_sum`): the same
+    numbers, many times faster than pair by pair."""
+    levels = []
+    ca, cb = np.empty(a.shape, np.int64), np.empty(b.shape, np.int64)
     for j in range(a.shape[1]):
-        levels, codes = np.unique(np.concatenate([a[:, j], b[:, j]]), return_inverse=True)
-        out.append((levels, codes[:len(a), None] * len(levels) + codes[None, len(a):]))
+        values, codes = np.unique(np.concatenate([a[:, j], b[:, j]]), return_inverse=True)
+        levels.append(values)
+        ca[:, j], cb[:, j] = codes[:len(a)], codes[len(a):]
+    return levels, ca, cb
+
+
+@numba.njit(cache=True, nogil=True)
+def _lookup_sum(tables, offsets, sizes, ca, cb):
+    """out[i, j] = the sum over knobs k, in order, of knob k's table at (ca[i, k], cb[j, k]).
+    Added one knob at a time from 0.0, as numpy would add whole arrays: the same bits, without
+    the (points x points) index arrays that a lookup in numpy needs per knob."""
+    out = np.empty((ca.shape[0], cb.shape[0]))
+    for i in range(ca.shape[0]):
+        for j in range(cb.shape[0]):
+            total = 0.0
+            for k in range(ca.shape[1]):
+                total += tables[offsets[k] + ca[i, k] * sizes[k] + cb[j, k]]
+            out[i, j] = total
     return out
+
+
+def _tables(levels, per_level) -> tuple:
+    """Knobs' (levels x levels) tables flattened into one array, with where each starts and its side."""
+    sizes = np.array([len(v) for v in levels], np.int64)
+    offsets = np.concatenate([[0], np.cumsum(sizes * sizes)[:-1]]).astype(np.int64)
+    flat = np.concatenate([t.ravel() for t in per_level]) if per_level else np.zeros(0)
+    return flat, offsets, sizes
 
 
 class _GP:
     """A zero-mean GP on standardised targets; the kernel mixes a Matern 5/2 ARD product
     (weight 1 - additive) with the mean of one-knob Matern 5/2 kernels (weight additive)."""
 
-    def __init__(self, x, y, scales, additive=0.0, pairs=None):
+    def __init__(self, x, y, scales, additive=0.0, levels=None):
         self.x, self.scales, self.additive = x, scales, additive
         self.mu, self.sd = float(y.mean()), float(y.std()) or 1.0
         self.z = (y - self.mu) / self.sd
-        self.pairs = pairs if pairs is not None else _level_pairs(x, x)
+        self.levels = levels if levels is not None else _levels(x, x)
         self.nll, self.chol, self.alpha = self._solve()
 
-    def _cov(self, shape, pairs):
-        total = np.zeros(shape)
-        summed = np.zeros(shape) if self.additive and pairs else None
-        for (levels, pair), scale in zip(pairs, self.scales):
-            sq = ((levels[:, None] - levels[None, :]) / scale) ** 2
-            total += sq.ravel()[pair]
-            if summed is not None:
-                summed += _matern52(sq).ravel()[pair]
-        out = (1.0 - self.additive) * _matern52(total)
-        if summed is not None:
-            out += self.additive * summed / len(pairs)
+    def _cov(self, levels):
+        values, ca, cb = levels
+        sq = [((v[:, None] - v[None, :]) / scale) ** 2 for v, scale in zip(values, self.scales)]
+        out = (1.0 - self.additive) * _matern52(_lookup_sum(*_tables(values, sq), ca, cb))
+        if self.additive and values:
+            summed = _lookup_sum(*_tables(values, [_matern52(t) for t in sq]), ca, cb)
+            out += self.additive * summed / len(values)
         return out
 
     def _solve(self):
-        k = self._cov((len(self.x), len(self.x)), self.pairs) + NOISE * np.eye(len(self.x))
+        k = self._cov(self.levels) + NOISE * np.eye(len(self.x))
         try:
             chol = np.linalg.cholesky(k)
         except np.linalg.LinAlgError:
@@ -137,7 +158,7 @@ class _GP:
         return 0.5 * float(self.z @ alpha) + float(np.log(np.diag(chol)).sum()), chol, alpha
 
     def predict(self, xs):
-        ks = self._cov((len(xs), len(self.x)), _level_pairs(xs, self.x))
+        ks = self._cov(_levels(xs, self.x))
         v = solve_triangular(self.chol, ks.T, lower=True)
         var = np.maximum(1.0 - (v * v).sum(0), 1e-12)
         return self.mu + self.sd * (ks @ self.alpha), self.sd * np.sqrt(var)
@@ -160,18 +181,18 @@ def fit_gp(x, y, scales=None, additive=None) -> _GP:
                                rest[np.linspace(0, rest.size - 1, FIT_AT_MOST - FIT_AT_MOST // 2).astype(int)]])
         chosen = fit_gp(x[pick], y[pick])
         return _GP(x, y, chosen.scales, chosen.additive)
-    pairs = _level_pairs(x, x)
-    best = min((_GP(x, y, np.full(d, s), w, pairs) for s in LENGTH_SCALES for w in ADDITIVE_WEIGHTS),
+    levels = _levels(x, x)
+    best = min((_GP(x, y, np.full(d, s), w, levels) for s in LENGTH_SCALES for w in ADDITIVE_WEIGHTS),
                key=lambda g: g.nll)
     for j in range(d):
         for s in LENGTH_SCALES:
             if s != best.scales[j]:
                 trial = best.scales.copy()
                 trial[j] = s
-                g = _GP(x, y, trial, best.additive, pairs)
+                g = _GP(x, y, trial, best.additive, levels)
                 if g.nll < best.nll:
                     best = g
-    return min((_GP(x, y, best.scales, w, pairs) for w in ADDITIVE_WEIGHTS), key=lambda g: g.nll)
+    return min((_GP(x, y, best.scales, w, levels) for w in ADDITIVE_WEIGHTS), key=lambda g: g.nll)
 
 
 def expected_improvement(mean, std, best):
