@@ -14,6 +14,7 @@ import sys
 import time
 
 import numpy as np
+from tqdm import tqdm
 
 from minitriton.hypogpu import Measurer
 
@@ -63,7 +64,6 @@ class Progress:
     LABEL = 36   # characters of the task's name: the counts after it must fit a terminal line
 
     def __init__(self, total, label, enabled):
-        from tqdm import tqdm
         self.refused = 0
         label = label if len(label) <= self.LABEL else label[:self.LABEL - 3] + "..."
         self.bar = tqdm(total=total, desc=label, unit="cfg", file=sys.stderr, dynamic_ncols=True, leave=True,

@@ -35,9 +35,9 @@ def knob_matrix(space, index=None) -> np.ndarray:
             cols.append(_log2(np.abs(v.astype(np.float64)) + (v == 0)))
         elif v.dtype.kind == "b":
             cols.append(v.astype(np.float64))
-        else:
-            domain = {x: i for i, x in enumerate(space.knobs[name])}
-            cols.append(np.array([domain[x] for x in v], np.float64))
+        else:   # text, or values of several types (numpy made them text): by position in the knob's list
+            at = space.names.index(name)
+            cols.append(np.unravel_index(np.arange(v.size), space.sizes)[at].astype(np.float64))
     out = np.stack(cols, axis=1)
     return out if index is None else out[index]
 

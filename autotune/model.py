@@ -47,7 +47,7 @@ class CostModel:
     def fit(self, x: np.ndarray, y: np.ndarray, groups=None) -> "CostModel":
         """`groups`: sizes of consecutive runs of rows from one task (ranking is within a task;
         throughputs are normalised per task by the caller)."""
-        import xgboost as xgb
+        import xgboost as xgb   # on first fit: its import takes about a second, and only model-based tuners fit
         x, y = np.asarray(x, np.float32), np.asarray(y, np.float32)
         data = xgb.DMatrix(x, label=y)
         if self.base is not None and self.base.trained:

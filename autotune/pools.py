@@ -135,7 +135,6 @@ _SHIPPED: dict = {}     # in a Ray worker: token -> (device, task), unpickled on
 
 def _on_ray(token, blob, config):
     if token not in _SHIPPED:
-        import pickle
         while len(_SHIPPED) >= 4:            # a worker keeps the last few tasks (a network has many)
             _SHIPPED.pop(next(iter(_SHIPPED)))
         _SHIPPED[token] = pickle.loads(blob)   # own, writable arrays (the object store's are read-only)

@@ -8,6 +8,7 @@ operands need no copy: pass the transposed view, its strides go to the kernel.
 """
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 
 import minitriton as mt
@@ -102,7 +103,6 @@ _FLOATS = (np.float16, np.float32)
 
 
 def _check_operands(a, b, bias, activation):
-    import ml_dtypes
     for name, x in (("a", a), ("b", b)):
         if not isinstance(x, np.ndarray) or x.ndim != 2:
             raise ValueError(f"matmul: '{name}' must be a 2-D numpy array, got {getattr(x, 'shape', type(x).__name__)}")

@@ -1,4 +1,6 @@
 """minitriton: a Triton-compatible block language executed on the CPU."""
+import importlib
+
 from .jit import jit, JITFunction, one_program_at_a_time
 from .host import cdiv, next_power_of_2, reinterpret, set_allocator
 from .memory import OutOfBoundsError
@@ -20,6 +22,5 @@ def __getattr__(name):
         import autotune as _autotune   # the upward alias (setup.cfg's contracts ignore it)
         return getattr(_autotune, name)
     if name in ("testing", "runtime"):
-        import importlib
         return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module 'minitriton' has no attribute {name!r}")

@@ -20,8 +20,14 @@ def _grid_axis(axis, what):
     return int(axis)
 
 
-def program_id(axis):
-    return tensor(None, D.int32, (), aff=(context.current().program_ids(_grid_axis(axis, "program_id")), ()))
+def program_id(axis, bitwidth=None):
+    """`bitwidth=64` gives the id as int64 (newer Triton's option, for grids whose index
+    arithmetic would overflow int32); 32, or None, as int32."""
+    width = constexpr_value(bitwidth)
+    if width is not None and (isinstance(width, bool) or width not in (32, 64)):
+        raise ValueError(f"program_id bitwidth must be 32 or 64, got {width!r}")
+    dtype = D.int64 if width == 64 else D.int32
+    return tensor(None, dtype, (), aff=(context.current().program_ids(_grid_axis(axis, "program_id")), ()))
 
 
 def num_programs(axis):

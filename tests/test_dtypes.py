@@ -127,6 +127,20 @@ def test_program_id_axis_must_be_0_1_or_2():
 
 
 @mt.jit
+def wide_pid_kernel(y_ptr, WIDTH: tl.constexpr):
+    pid = tl.program_id(0, bitwidth=WIDTH)
+    tl.store(y_ptr + pid, pid * 1_000_000 * 10_000)     # past int32 only when the id is int64
+
+
+def test_program_id_bitwidth_64_gives_int64_ids_and_other_widths_are_refused():
+    y = np.zeros(3, np.int64)
+    wide_pid_kernel[(3,)](y, WIDTH=64)
+    assert y.tolist() == [0, 10**10, 2 * 10**10]
+    with pytest.raises(ValueError, match="program_id bitwidth must be 32 or 64, got 48"):
+        wide_pid_kernel[(3,)](y, WIDTH=48)
+
+
+@mt.jit
 def scalar_kernel(y_ptr, v):
     tl.store(y_ptr, v)
 

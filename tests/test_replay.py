@@ -294,6 +294,23 @@ def test_model_based_tuners_on_a_recorded_space_say_nothing_about_features(recwa
         tune(task, AutoTVMTuner(seed=0, features="program"), budget=20, seed=0)
 
 
+@pytest.mark.parametrize("tuner", ["autotvm", "ansor", "portfolio", "bayes_tpe"])
+def test_a_knob_whose_values_mix_numbers_and_text_is_placed_by_position(tmp_path, tuner):
+    """numpy makes such a knob's values text ("1" beside "x"); the knob features place each
+    value by its position in the knob's list instead of looking the text up (a KeyError before)."""
+    params = {"a": [1, "x", 2.5, 8], "b": [None, 1, 2]}
+    cache = {}
+    for i, a in enumerate(params["a"]):
+        for j, b in enumerate(params["b"]):
+            t = 1.0 + i + 2 * j
+            cache[f"{a},{b}"] = {"a": a, "b": b, "time": t, "times": [t]}
+    path = tmp_path / "mixed.json"
+    path.write_text(json.dumps({"tune_params_keys": list(params), "tune_params": params, "cache": cache}))
+    task = Replay(path).task()
+    result = tune(task, tuner, budget=12, seed=0)
+    assert result.measured == 12 and result.best_config["a"] == 1 and result.best_config["b"] is None
+
+
 def test_hostile_files_cost_only_themselves(tmp_path, monkeypatch):
     """A gzip bomb is refused before it expands (bounded steps); deep nesting and malformed
     structures are ReplayFileErrors naming the file and the fault, not raw TypeErrors."""
