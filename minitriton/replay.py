@@ -56,7 +56,9 @@ class ReplayFileError(ValueError):
     """A cache file that cannot be replayed (it says which file and what is wrong)."""
 
 
-MAX_FILE_BYTES = 2 << 30   # a landscape's JSON (after gunzip): 22M-point products stay far below it
+MAX_FILE_BYTES = 1 << 30   # a landscape's JSON (after gunzip): about a million recorded configs
+MAX_PARSE_BYTES = 8 << 30  # what parsing it may take at most, judged before parsing (_parse_cost)
+VALUE_BYTES = 72           # the most one JSON value costs once parsed: an empty dict and the slot holding it
 MAX_PRODUCT = 1 << 62     # configs a space's parameters may span: its positions are int64
 
 
@@ -69,11 +71,16 @@ def _load(path: pathlib.Path) -> dict:
     if len(raw) > MAX_FILE_BYTES:
         raise ReplayFileError(f"Replay: {path} is over {MAX_FILE_BYTES >> 20} MiB: not read")
     try:
-        text = (_gunzip(raw, path) if raw[:2] == b"\x1f\x8b" else raw).decode(errors="replace")
-    except (OSError, EOFError, UnicodeDecodeError, zlib.error) as e:
+        data = _gunzip(raw, path) if raw[:2] == b"\x1f\x8b" else raw
+    except (OSError, EOFError, zlib.error) as e:
         raise ReplayFileError(f"Replay: {path} is not a Kernel Tuner cache file (gzipped or plain JSON): {e}") \
             from None
     del raw
+    if _parse_cost(data) > MAX_PARSE_BYTES:
+        raise ReplayFileError(f"Replay: {path} holds so many JSON values that parsing it would take over "
+                              f"{MAX_PARSE_BYTES >> 20:,} MiB of memory: not read")
+    text = data.decode(errors="replace")
+    del data
     try:
         return json.loads(text)
     except RecursionError:
@@ -87,6 +94,13 @@ def _load(path: pathlib.Path) -> dict:
             raise ReplayFileError(f"Replay: {path} is not a Kernel Tuner cache file (gzipped or plain JSON): {e}") \
                 from None
         return closed
+
+
+def _parse_cost(data: bytes) -> int:
+    """An upper bound on the memory json.loads would take for `data`: its bytes, and VALUE_BYTES
+    for every value or key (each follows one of `,:[{`).  A real file's entries cost about
+    four times their text; one of nothing but `[],` costs twenty times (60 MB took 1.6 GB)."""
+    return len(data) + VALUE_BYTES * sum(data.count(c) for c in (b",", b":", b"[", b"{"))
 
 
 def _gunzip(raw: bytes, path) -> bytes:

@@ -321,6 +321,17 @@ def test_hostile_files_cost_only_themselves(tmp_path, monkeypatch):
     bomb.write_bytes(gzip.compress(b"[" + b" " * (64 << 20) + b"]"))    # 64 KiB that expands to 64 MiB
     with pytest.raises(ReplayFileError, match="bomb.json.gz expands past 1 MiB"):
         Replay(bomb)
+    # 600 KiB of `[],` would take about 16 MB parsed: refused by its count of values, before parsing
+    monkeypatch.setattr(replay, "MAX_PARSE_BYTES", 8 << 20)
+    lists = tmp_path / "lists.json"
+    lists.write_text('{"tune_params_keys": ["a"], "tune_params": {"a": [1]}, "cache": {"1": {"a": 1, "time": 1, '
+                     '"times": [' + ",".join(["[]"] * 200_000) + "]}}}")
+    monkeypatch.setattr(replay.json, "loads", lambda *a, **k: pytest.fail("parsed a file judged too costly"))
+    with pytest.raises(ReplayFileError, match="lists.json holds so many JSON values that parsing it would take over 8 MiB"):
+        Replay(lists)
+    monkeypatch.undo()
+    monkeypatch.setattr(replay, "MAX_FILE_BYTES", 1 << 20)
+    assert len(Replay(lists).task().space) == 1           # under the default bound, the same file is read
     header = {"tune_params_keys": ["a"], "tune_params": {"a": [1, 2]}}
     cases = {
         "deep.json": ("[" * 100_000 + "]" * 100_000, "nests its JSON too deeply"),
