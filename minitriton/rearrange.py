@@ -62,6 +62,27 @@ def topk(x, k, dim=None, descending=True):
     return tensor(v, x.dtype, x.shape[:-1] + (k,))
 
 
+def bitonic_merge(x, dim=None, descending=False):
+    """The merge network of Triton's bitonic sort on its own, along the last dimension (n = 2**k
+    lanes): k rounds of compare-and-swap, lanes n/2 apart first, then n/4, ...; a pair is
+    swapped when (left > right) differs from `descending`.  A bitonic input comes out sorted;
+    any other input comes out as Triton's network leaves it (not sorted), and a NaN is never
+    swapped, since no comparison with it holds."""
+    x = to_tensor(x)
+    ax = _axis(x, dim, "bitonic_merge")
+    if ax != len(x.shape) - 1:
+        raise ValueError(f"tl.bitonic_merge merges along the last dimension only (as Triton), got dim={dim}")
+    n = x.shape[-1]
+    flip = bool(constexpr_value(descending))
+    v = x.v
+    for step in range(n.bit_length() - 1):
+        pairs = v.reshape(v.shape[:-1] + (1 << step, 2, n >> (step + 1)))
+        left, right = pairs[..., 0, :], pairs[..., 1, :]
+        swap = (left > right) != flip
+        v = np.stack([np.where(swap, right, left), np.where(swap, left, right)], axis=-2).reshape(v.shape)
+    return tensor(np.ascontiguousarray(v), x.dtype, x.shape)
+
+
 def gather(src, index, axis):
     """out[..., i, ...] = src[..., index[..., i, ...], ...] along `axis` (numpy's take_along_axis)."""
     src, index = to_tensor(src), to_tensor(index)

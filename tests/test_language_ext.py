@@ -675,6 +675,39 @@ def test_a_bitonic_argsort_written_on_the_core_and_standard_modules(n):
 
 
 @mt.jit
+def merge_both_ways(X, NET, OURS, N: tl.constexpr, DESC: tl.constexpr):
+    """The merge step written as libraries write it (_merge above, ascending or descending over
+    every level) beside tl.bitonic_merge, on the same block."""
+    offs = tl.arange(0, N)
+    x = tl.load(X + offs)
+    n_dims: core.constexpr = _log2(N)
+    net = x
+    ids = offs
+    for i in core.static_range(n_dims):
+        net, ids = _swap(net, ids, DESC, i, n_dims)
+    tl.store(NET + offs, net)
+    tl.store(OURS + offs, tl.bitonic_merge(x, descending=DESC))
+
+
+@pytest.mark.parametrize("n", [2, 16, 128])
+@pytest.mark.parametrize("desc", [False, True])
+def test_bitonic_merge_is_the_merge_network_of_tritons_sort(n, desc):
+    """A bitonic block comes out sorted; any other block exactly as the network leaves it."""
+    rng = np.random.default_rng(n)
+    net, ours = np.zeros(n, np.float32), np.zeros(n, np.float32)
+    bitonic = np.concatenate([np.sort(rng.standard_normal(n // 2)), -np.sort(rng.standard_normal(n // 2))])
+    bitonic = bitonic.astype(np.float32)
+    for x in (bitonic, rng.standard_normal(n).astype(np.float32)):
+        merge_both_ways[(1,)](x, net, ours, N=n, DESC=desc)
+        np.testing.assert_array_equal(ours, net)
+        if n > 2 and x is not bitonic:          # not a sort in disguise: the network leaves it unsorted
+            assert not np.array_equal(ours, np.sort(ours)[::-1] if desc else np.sort(ours))
+    merge_both_ways[(1,)](bitonic, net, ours, N=n, DESC=desc)
+    expected = np.sort(bitonic)
+    np.testing.assert_array_equal(ours, expected[::-1] if desc else expected)
+
+
+@mt.jit
 def _band_sum(acc, X_block_ptr, hi, BLOCK: tl.constexpr):
     for start in range(0, hi, BLOCK):        # a trip count of its own per program
         acc += tl.load(X_block_ptr)

@@ -19,7 +19,7 @@ from ..hints import multiple_of, max_contiguous, max_constancy, assume, debug_ba
 from ..debug import device_print, device_assert
 from ..ranges import range, static_range
 from ..user_reductions import reduce, associative_scan, cumprod
-from ..rearrange import flip, sort, topk, gather, histogram, join, split, interleave, cat
+from ..rearrange import flip, sort, topk, bitonic_merge, gather, histogram, join, split, interleave, cat
 from ..random import (philox, philox_impl, randint, randint4x, rand, rand4x, randn, randn4x, uint_to_uniform_float,
                      pair_uniform_to_normal)
 from ..memory import load, store
@@ -48,8 +48,8 @@ _tensor.FROM_ABOVE["methods"].update(logical_and=logical_and, logical_or=logical
 TRITON_MAX_TENSOR_NUMEL = 1 << 20
 NOT_YET = ("function_type", "void", "inline_asm_elementwise",
            # newer than the Triton the ports are from: warp-specialisation tasks, target queries,
-           # the merge step of the bitonic sort on its own, constexpr types, slices as values
-           "async_task", "condition", "target_info", "bitonic_merge", "constexpr_type", "slice")
+           # constexpr types, slices as values
+           "async_task", "condition", "target_info", "constexpr_type", "slice")
 
 
 
