@@ -101,6 +101,36 @@ def test_bayes_places_sizes_by_their_logarithm():
     assert np.allclose(encode([7]), [0])
 
 
+@pytest.mark.parametrize("additive", [0.0, 0.5])
+def test_the_gps_kernel_by_level_lookups_is_the_pairwise_formula_to_the_bit(additive):
+    """The GP's kernel matrices are built from each knob's (levels x levels) distances looked up
+    per pair of points (a numba loop); written out pair by pair, knob by knob in the same order,
+    they must give the same bits, or the GP's proposals (and every stored curve) would drift."""
+    from autotune.tuners.bayes import NOISE, fit_gp
+
+    def matern52(sq):
+        d = np.sqrt(5.0 * np.maximum(sq, 0.0))
+        return (1.0 + d + d * d / 3.0) * np.exp(-d)
+
+    def pairwise(a, b, scales):
+        total, summed = np.zeros((len(a), len(b))), np.zeros((len(a), len(b)))
+        for j, scale in enumerate(scales):
+            sq = ((a[:, j, None] - b[None, :, j]) / scale) ** 2
+            total += sq
+            summed += matern52(sq)
+        out = (1.0 - additive) * matern52(total)
+        return out + additive * summed / len(scales) if additive else out
+
+    rng = np.random.default_rng(7)
+    levels = [np.linspace(0, 1, n) for n in (2, 3, 5, 8)]
+    x, xs = (np.stack([rng.choice(v, n) for v in levels], axis=1) for n in (40, 25))
+    scales = np.array([0.2, 0.6, 1.0, 4.0])
+    gp = fit_gp(x, rng.standard_normal(40), scales, additive)
+    assert np.array_equal(gp.chol, np.linalg.cholesky(pairwise(x, x, scales) + NOISE * np.eye(40)))
+    mean, _ = gp.predict(xs)
+    assert np.array_equal(mean, gp.mu + gp.sd * (pairwise(xs, x, scales) @ gp.alpha))
+
+
 def test_bayes_alternates_a_trust_region_around_the_best_with_global_rounds():
     """Odd model rounds stay within `radius` knob changes of the best measured config (one at
     first, one more after LOCAL_PATIENCE measurements without improvement); even rounds may go
