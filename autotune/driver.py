@@ -95,7 +95,7 @@ def tune(task, tuner=None, budget: int | None = None, seed: int = 0, measurer=No
 
     `tuner`: a name of tuners.TUNERS ("ansor", "autotvm", "bayes", "tpe", "bayes_tpe", ...) or a
     Tuner; by default (tuners.default_tuner) exhaustive for a config list, Ansor for a kernel that
-    states its launch profile or a large space, bayes_tpe for a small space known by its knobs; `budget`: most measurements (default: everything the tuner proposes); `log`: records
+    states its launch profile or a space too large for a GP, bayes_tpe for a space known only by its knobs; `budget`: most measurements (default: everything the tuner proposes); `log`: records
     are appended here as they are measured; `resume`: records of an earlier, interrupted run:
     when the tuner proposes a config they hold, the record stands in for measuring it (the
     noise stream advanced as measuring did), so a resumed tuning takes exactly the steps an

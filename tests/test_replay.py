@@ -49,13 +49,15 @@ def test_every_tuner_runs_on_a_replayed_space(tuner):
 
 
 def test_the_default_tuner_follows_what_is_known_of_the_space():
-    """A recorded landscape is small and known only by its knobs: a GP and TPE in turn; a kernel that
-    states its launch profile keeps Ansor (program features); a config list is walked."""
+    """A space known only by its knobs (a recorded landscape, HypoGPU's matmul space without its
+    kernel): a GP and TPE in turn; a kernel that states its launch profile keeps Ansor (program
+    features); a config list is walked."""
     from autotune.tuners import default_tuner
     from kernels.shapes import SHAPES
     assert default_tuner(Replay(PNPOLY).task(), Replay(PNPOLY).task().space) == "bayes_tpe"
     matmul = Task(kernels.matmul, **SHAPES["small"])
     assert default_tuner(matmul, matmul.space) == "ansor"
+    assert default_tuner(None, matmul.space) == "bayes_tpe"      # the same 157,500 points known only by their knobs
     assert default_tuner(matmul, matmul.space, configs=[]) == "exhaustive"
     result = tune(Replay(PNPOLY).task(), budget=30, seed=2)   # no tuner named: the default's records
     named = tune(Replay(PNPOLY).task(), "bayes_tpe", budget=30, seed=2)
@@ -63,8 +65,8 @@ def test_the_default_tuner_follows_what_is_known_of_the_space():
 
 
 def _sparse_file(folder):
-    """300 configs of a 279,936-point product (7 knobs of 6 sizes), the time set by three knobs."""
-    values = [1, 2, 4, 8, 16, 32]
+    """300 configs of an 823,543-point product (7 knobs of 7 sizes), the time set by three knobs."""
+    values = [1, 2, 4, 8, 16, 32, 64]
     params = {f"p{j}": values for j in range(7)}
     rng = np.random.default_rng(5)
     cache = {}
@@ -78,13 +80,13 @@ def _sparse_file(folder):
 
 
 def test_a_sparse_recorded_space_is_judged_by_its_configs_not_its_product(tmp_path):
-    """Kernel Tuner's restrictions often keep a few per cent of the product: 300 configs of a
-    279,936-point product are a small space for the GP, which sets up from the list."""
+    """Kernel Tuner's restrictions often keep a few per cent of the product: 300 configs of an
+    823,543-point product are a small space for the GP, which sets up from the list."""
     from autotune.tuners import SMALL_SPACE, default_tuner
     from autotune import Space
     path, params = _sparse_file(tmp_path)
     task = Replay(path).task()
-    assert task.space.size == 6 ** 7 > SMALL_SPACE and len(task.space) == 300
+    assert task.space.size == 7 ** 7 > SMALL_SPACE and len(task.space) == 300
     assert default_tuner(task, task.space) == "bayes_tpe"
     assert default_tuner(task, Space(params)) == "ansor"             # the same knobs, nothing listed
     result = tune(task, budget=40, seed=0)
