@@ -153,7 +153,7 @@ def run(quick: bool):
     supported, refused, broken = compat.coverage()
     names = len(compat.TRITON_LANGUAGE)
     cover = (f"Triton language coverage (minitriton/compat.py): {len(supported)} of {names} names of "
-             f"`triton.language` run with Triton's semantics; {len(refused)} raise a clear NotImplementedError "
+             f"`triton.language` run with Triton's semantics; {len(refused)} {'raises' if len(refused) == 1 else 'raise'} a clear NotImplementedError "
              f"({', '.join(refused)})" + (f"; {len(broken)} are missing ({', '.join(broken)})" if broken else "") + ".")
     goals = "met" if not over else "missed on " + ", ".join(over)
     threads = expressions.threads()

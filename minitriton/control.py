@@ -25,11 +25,12 @@ import time
 import numpy as np
 
 from . import context, narrowing
+from .dtypes import constexpr
 from .tensor import POISON, Stalled, tensor, to_tensor
 from .arithmetic import logical_and, logical_or, logical_not
 from .debug import device_assert
 from .merging import UNDEF, ExitRows, merge, select
-from .ranges import Range
+from .ranges import Range, condition
 
 
 def get(local_vars: dict, names: tuple) -> tuple:
@@ -294,6 +295,8 @@ class Loop(_Context):
         self._tick()
         st = self.st
         self.is_while = True
+        if isinstance(cond, condition):     # tl.condition(c, disable_licm=...): the loop tests c
+            cond = cond.condition
         if not isinstance(cond, tensor):
             if not cond:
                 return False
@@ -508,3 +511,9 @@ def literal(x):
 def literal_if_number(x):
     """A variable used as an object: a tensor if it holds a Python number (`acc = 0; acc.dtype`)."""
     return to_tensor(x) if type(x) in (int, float, bool) else x
+
+
+def constexpr_if_value(x):
+    """A variable annotated `y: tl.constexpr` used as an object: a constexpr (`y.type` is its
+    constexpr_type), as Triton's front end keeps it."""
+    return x if isinstance(x, (tensor, constexpr)) else constexpr(x)

@@ -41,6 +41,11 @@ class constexpr:
     def __call__(self, *args, **kwargs):
         return self.value(*args, **kwargs)
 
+    @property
+    def type(self):
+        """Newer Triton's type of a compile-time value (constexpr_type, below)."""
+        return constexpr_type(self.value)
+
     def __getattr__(self, name):
         if name == "value":
             raise AttributeError(name)
@@ -159,7 +164,7 @@ class dtype:
         return self.kind == "b"
 
     def is_void(self):
-        return False
+        return self.kind == "v"
 
     def is_block(self):
         return False
@@ -380,10 +385,55 @@ class _Float8E4B15(dtype):
 float8e4b15 = _Float8E4B15("fp8e4b15", ml_dtypes.float8_e4m3b11fnuz, np.float32, "f", 8)
 pi32_t = pointer_type(int32)
 FP8 = (float8e4nv, float8e5, float8e4b8, float8e5b16, float8e4b15)
+void = dtype("void", np.void, np.void, "v", 0)     # what a function that returns nothing returns; no block holds it
 
 ALL = (int1, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, bfloat16, float32, float64) + FP8
 _BY_NP = {d.np: d for d in ALL}
-_BY_NAME = {d.name: d for d in ALL}
+_BY_NAME = {d.name: d for d in ALL + (void,)}
+
+
+class function_type(dtype):
+    """Triton's type of a function, its return types and parameter types.  minitriton compiles
+    nothing, so no value has it; code that builds, prints or compares one runs as in Triton."""
+
+    def __new__(cls, *args, **kwargs):
+        return object.__new__(cls)
+
+    def __init__(self, ret_types, param_types):
+        self.ret_types, self.param_types = list(ret_types), list(param_types)
+        self.name = f"fn ({self.param_types}) -> {self.ret_types}"
+        self.np = self.container = None
+        self.kind, self.bits = "", 0
+
+    def __eq__(self, other):
+        return isinstance(other, function_type) and (self.ret_types, self.param_types) == \
+            (other.ret_types, other.param_types)
+
+    def __hash__(self):
+        return hash(self.name)
+
+    def __repr__(self):
+        return self.name
+
+    def __reduce__(self):
+        return (function_type, (self.ret_types, self.param_types))
+
+
+class constexpr_type:
+    """The type newer Triton gives a compile-time value: `constexpr_type[4]`, equal to another
+    when their values are equal (so two constexpr arguments specialise a kernel alike)."""
+
+    def __init__(self, value):
+        self.value = value.value if isinstance(value, constexpr) else value
+
+    def __eq__(self, other):
+        return isinstance(other, constexpr_type) and self.value == other.value
+
+    def __hash__(self):
+        return hash(self.value)
+
+    def __repr__(self):
+        return f"constexpr_type[{self.value}]"
 
 
 def _by_name(name):

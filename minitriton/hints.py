@@ -1,7 +1,8 @@
 """Compiler hints and static checks, which the CPU executor checks or accepts: multiple_of,
-max_contiguous, max_constancy, assume, debug_barrier, static_assert, static_print."""
+max_contiguous, max_constancy, assume, debug_barrier, static_assert, static_print, async_task."""
 from __future__ import annotations
 
+from .dtypes import constexpr
 from .errors import StaticAssertionError
 from .tensor import round_to
 
@@ -33,3 +34,36 @@ def static_assert(cond, msg=""):
 
 def static_print(*values, **kw):
     print(*values)
+
+
+class async_task:
+    """`with tl.async_task([0]):` (also `async_task("default", ...)` and the keyword form): a
+    region newer Triton gives to its own warp group, run concurrently with the others
+    (warp specialisation).  Here the regions run one after another in program order, which is
+    one of the orders the GPU may run them in: a kernel whose regions hand data over through
+    memory and barriers (as warp-specialised kernels must) computes the same values."""
+
+    def __init__(self, *args, **kwargs):
+        unknown = set(kwargs) - {"num_warps", "num_regs", "registers", "replicate", "warp_group_start_id"}
+        if unknown:
+            raise TypeError(f"tl.async_task: unknown keyword arguments {sorted(unknown)}")
+        if len(args) > 1:
+            raise TypeError(f"tl.async_task takes one argument (task ids or \"default\"), got {len(args)}")
+        self.task_ids = None
+        self.is_default = bool(args) and _value(args[0]) == "default"
+        if args and not self.is_default:
+            ids = [_value(t) for t in _value(args[0])]
+            if not ids or any(isinstance(t, bool) or not isinstance(t, int) or t < 0 for t in ids):
+                raise ValueError(f"tl.async_task: task ids must be non-negative integers, got {ids}")
+            self.task_ids = sorted(set(ids))
+        self.options = {k: _value(v) for k, v in kwargs.items()}
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def _value(v):
+    return v.value if isinstance(v, constexpr) else v

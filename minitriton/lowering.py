@@ -140,8 +140,10 @@ def _if(test, body, orelse=()) -> ast.If:
 
 
 class _Lower(ast.NodeTransformer):
-    def __init__(self, frame: str, skip: set, loads: dict, local_names: set = frozenset(), fuse=None, first=1):
+    def __init__(self, frame: str, skip: set, loads: dict, local_names: set = frozenset(), fuse=None, first=1,
+                 constexpr_names: set = frozenset()):
         self.frame, self.skip, self.loads, self.local_names = frame, skip, loads, local_names
+        self.constexpr_names = constexpr_names
         self.first = first   # the file's line of the kernel's first line (a loop's line is named when it runs away)
         self.fuse = fuse  # fusion._Recogniser, or None
         self.loops: list[tuple[str, list[str]]] = []
@@ -372,12 +374,23 @@ class _Lower(ast.NodeTransformer):
         if isinstance(node.value, ast.Constant) and type(node.value.value) in (int, float, bool):
             node.value = _call("literal", node.value)
             return node
+        if isinstance(node.value, ast.Name) and node.value.id in self.constexpr_names and isinstance(node.ctx, ast.Load):
+            node.value = _call("constexpr_if_value", node.value)     # `y: tl.constexpr` ... `y.type`
+            return node
         if isinstance(node.value, ast.Name) and node.value.id in self.local_names and isinstance(node.ctx, ast.Load):
             # `acc = 0; acc.dtype`, a loop's `i.to(...)`: a number held in a variable is a tensor
             # when used as an object, as in Triton (and stays a number everywhere else)
             node.value = _call("literal_if_number", node.value)
             return node
         return self.generic_visit(node)
+
+
+def _names_constexpr(annotation) -> bool:
+    """`tl.constexpr`, `triton.language.constexpr`, `constexpr` (or its string) as an annotation."""
+    if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+        return annotation.value.rsplit(".", 1)[-1] == "constexpr"
+    return (isinstance(annotation, ast.Attribute) and annotation.attr == "constexpr") or \
+        (isinstance(annotation, ast.Name) and annotation.id == "constexpr")
 
 
 def _attr_store(obj, name):
@@ -436,7 +449,9 @@ def lower(fn) -> types.CodeType | None:
     fuse = fusion._Recogniser(analysis.resolve, analysis.local.__contains__, lambda e: analysis.pure(e, set())[0],
                               lambda name, loop: loads.get(name, 0) > sum(_reads(s, name) for s in loop.body))
     returns_value = _returns_value(fdef)
-    lowered = _Lower(frame, skip, loads, local_names, fuse, first).body(fdef.body, params)
+    constexpr_names = {node.target.id for node in ast.walk(fdef) if isinstance(node, ast.AnnAssign)
+                       and isinstance(node.target, ast.Name) and _names_constexpr(node.annotation)}
+    lowered = _Lower(frame, skip, loads, local_names, fuse, first, constexpr_names).body(fdef.body, params)
     fdef.body = [
         ast.Assign(targets=[ast.Name(frame, ast.Store())],
                    value=_call("Frame", ast.Constant(returns_value))),

@@ -75,3 +75,15 @@ class _RangeValues:
 
 range = Range
 static_range = Range
+
+
+class condition:
+    """`while tl.condition(i < n, disable_licm=True):` — newer Triton's way to pass loop options
+    to a `while`: the loop tests `.condition`.  The option only steers the GPU compiler's code
+    motion, so here the loop is the same loop without it."""
+
+    def __init__(self, condition, disable_licm=False):
+        self.condition, self.disable_licm = condition, bool(disable_licm)
+
+    def __bool__(self):
+        raise TypeError("tl.condition(...) is a while loop's condition; test its .condition elsewhere")

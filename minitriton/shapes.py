@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from .tensor import broadcast_shape, tensor, to_tensor
+from .tensor import Slice, broadcast_shape, tensor, to_tensor
 from .affine import aligned_steps
 from .arithmetic import constexpr_value, rows_aligned
 
@@ -15,6 +15,7 @@ from .arithmetic import constexpr_value, rows_aligned
 def _getitem(x: tensor, idx):
     if not isinstance(idx, tuple):
         idx = (idx,)
+    idx = tuple(i.as_slice() if isinstance(i, Slice) else i for i in idx)
     if builtins.sum(i is Ellipsis for i in idx) > 1:
         raise IndexError("at most one ... in a block index")
     if Ellipsis in idx:

@@ -131,6 +131,21 @@ class Shape(tuple):
     __hash__ = tuple.__hash__
 
 
+class Slice:
+    """`tl.slice(start, stop, step)`: newer Triton's slice value (its front end makes one of
+    `x[a:b]`).  Blocks and tuples are indexed by it as by Python's slice of the same bounds."""
+
+    def __init__(self, start, stop, step):
+        self.start, self.stop, self.step = start, stop, step
+
+    def as_slice(self) -> slice:
+        unwrap = lambda v: v.value if isinstance(v, constexpr) else v  # noqa: E731
+        return slice(unwrap(self.start), unwrap(self.stop), unwrap(self.step))
+
+    def __repr__(self):
+        return f"tl.slice({self.start!r}, {self.stop!r}, {self.step!r})"
+
+
 class TritonTuple(tuple):
     """`tl.tuple`: a tuple of kernel values (Triton's front end wraps every tuple in one).  It
     is a Python tuple, so it indexes, unpacks, compares and concatenates as one, and it is
@@ -150,6 +165,13 @@ class TritonTuple(tuple):
         if names and name in names:
             return self[names.index(name)]
         raise AttributeError(f"tl.tuple has no attribute {name!r}")
+
+    def __getitem__(self, index):
+        if isinstance(index, Slice):
+            return TritonTuple(tuple(self)[index.as_slice()])
+        if isinstance(index, slice):
+            return TritonTuple(tuple(self)[index])
+        return tuple.__getitem__(self, index.value if isinstance(index, constexpr) else index)
 
     def __add__(self, other):
         return TritonTuple(tuple(self) + tuple(other))

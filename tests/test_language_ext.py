@@ -450,6 +450,96 @@ def test_every_triton_language_name_runs_or_says_it_is_not_supported():
             getattr(tl, name)
 
 
+def test_the_newest_names_types_target_and_slices():
+    """void, function_type, constexpr_type as Triton's; target_info for the A100 modelled (also
+    what runtime.driver reports); tl.slice indexes a block and a tl.tuple as Python's slice."""
+    assert tl.dtype("void") is tl.void and tl.void.is_void() and not tl.float32.is_void() and str(tl.void) == "void"
+    fn = tl.function_type([tl.int32], [tl.float32, tl.int64])
+    assert isinstance(fn, tl.dtype) and fn == tl.function_type([tl.int32], [tl.float32, tl.int64])
+    assert fn != tl.function_type([tl.int64], [tl.float32, tl.int64]) and str(fn).startswith("fn (")
+    assert tl.constexpr_type(4) == tl.constexpr_type(tl.constexpr(4)) != tl.constexpr_type(5)
+    assert repr(tl.constexpr_type(4)) == "constexpr_type[4]" and len({tl.constexpr_type(4), tl.constexpr_type(4)}) == 1
+    target = tl.target_info.current_target()
+    assert (target.backend, target.arch, target.warp_size) == ("cuda", 80, 32)
+    assert mt.runtime.driver.active.get_current_target() == target
+
+    @mt.jit
+    def k(x_ptr, out_ptr, N: tl.constexpr):
+        x = tl.load(x_ptr + tl.arange(0, N))
+        row = x[None, tl.slice(None, None, None)]          # (1, N), as x[None, :]
+        t = tl.tuple((x, x * 2, x * 3))
+        a, b = t[tl.slice(1, 3, None)]
+        if tl.target_info.cuda_capability_geq(8, 0):       # A100: taken
+            a = a + 100
+        if tl.target_info.cuda_capability_geq(9, 0) or tl.target_info.is_hip():   # not taken
+            a = a * 0
+        tl.store(out_ptr + tl.arange(0, N), tl.sum(row, 0) + a + b)
+    x = np.arange(8, dtype=np.float32)
+    out = np.zeros(8, np.float32)
+    k[(1,)](x, out, N=8)
+    np.testing.assert_array_equal(out, x + 2 * x + 100 + 3 * x)
+    with pytest.raises(Exception, match="unsupported tensor index"):
+        mt.jit(lambda x_ptr: tl.load(x_ptr + tl.arange(0, 8))[tl.slice(0, 4, None)])[(1,)](x)
+
+
+def test_a_constexpr_has_newer_tritons_constexpr_type():
+    """Triton's test_frontend / test_tuple checks: a name annotated `tl.constexpr` (even before a
+    tuple assignment) and a constexpr member of a tuple argument have `.type` constexpr_type; a
+    plain number used as an object is still an int32 tensor."""
+    @mt.jit
+    def parsed():
+        y: tl.constexpr
+        x, y = 0, 0
+        tl.static_assert(x.dtype == tl.int32)
+        tl.static_assert(y.type == tl.constexpr_type(0))
+        z: tl.constexpr = 5
+        tl.static_assert(z.type != tl.constexpr_type(0))
+    parsed.warmup(grid=(1,))
+
+    @mt.jit
+    def k(out_ptr, values):
+        tl.static_assert(values[1].type == tl.constexpr_type(3))
+        tl.store(out_ptr, tl.load(values[0]) + values[1])
+    x = np.array([8], np.int32)
+    out = np.empty_like(x)
+    k[(1,)](out, (x, tl.constexpr(3)))
+    assert out[0] == 11
+    assert tl.constexpr(7).type == tl.constexpr_type(7)
+
+
+def test_condition_and_async_task_run_in_program_order():
+    """`while tl.condition(...)` loops on its condition; `with tl.async_task(...)` regions run in
+    program order (a later region sees an earlier one's stores); bad task ids are refused."""
+    @mt.jit
+    def k(x_ptr, tmp_ptr, out_ptr, n):
+        acc = 0.0
+        i = 0
+        while tl.condition(i < n, disable_licm=True):
+            acc += tl.load(x_ptr + i)
+            i += 1
+        offs = tl.arange(0, 4)
+        with tl.async_task([0]):                     # producer
+            tl.store(tmp_ptr + offs, tl.load(x_ptr + offs) * 2)
+        tl.debug_barrier()
+        with tl.async_task([1, 2]):                  # consumer
+            tl.store(out_ptr + offs, tl.load(tmp_ptr + offs) + acc)
+        with tl.async_task("default", num_regs=232):
+            tl.store(out_ptr + 4, i.to(tl.float32))
+    x = np.arange(1, 9, dtype=np.float32)
+    tmp, out = np.zeros(4, np.float32), np.zeros(5, np.float32)
+    k[(1,)](x, tmp, out, 5)
+    np.testing.assert_array_equal(out, np.r_[2 * x[:4] + x[:5].sum(), 5])
+    wrapped = tl.condition(True, disable_licm=True)
+    assert wrapped.condition is True and wrapped.disable_licm
+    with pytest.raises(TypeError, match="while loop's condition"):
+        bool(wrapped)
+    for bad in ([-1], [], [1.5]):
+        with pytest.raises(ValueError, match="task ids"):
+            tl.async_task(bad)
+    with pytest.raises(TypeError, match="unknown keyword"):
+        tl.async_task([0], warps=4)
+
+
 def test_philox_impl_is_philox_with_an_explicit_key():
     @mt.jit
     def k(out_ptr, ref_ptr, seed_lo, seed_hi):

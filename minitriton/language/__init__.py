@@ -3,4 +3,4 @@ live in language/core.py (Triton's `triton.language.core`), the library function
 the language are also reachable as language/standard.py (`triton.language.standard`)."""
 from .core import *  # noqa: F401,F403
 from .core import TENSOR_METHODS, TRITON_MAX_TENSOR_NUMEL, NOT_YET, __getattr__  # noqa: F401
-from . import core, standard, extra  # noqa: F401
+from . import core, standard, extra, target_info  # noqa: F401

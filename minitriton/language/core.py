@@ -4,8 +4,8 @@ code also imports them from (`import triton.language.core as core`, `tl.core.res
 `_unwrap_if_constexpr`, which such code reads from it."""
 from ..dtypes import (dtype, pointer_type, block_type, int1, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
                      float16, bfloat16, float32, float64, float8e4nv, float8e5, float8e4b8, float8e5b16, float8e4b15,
-                     const, pi32_t)
-from ..tensor import tensor, constexpr, TritonTuple as tuple  # tl.tuple
+                     const, pi32_t, void, function_type, constexpr_type)
+from ..tensor import tensor, constexpr, TritonTuple as tuple, Slice as slice  # tl.tuple, tl.slice
 from ..aggregates import aggregate_replace, constexpr_function
 from .. import tensor as _tensor
 from ..creation import program_id, num_programs, arange, zeros, zeros_like, full_like, cdiv
@@ -15,9 +15,10 @@ from ..elementwise import (exp, exp2, log, log2, sqrt, rsqrt, sin, cos, floor, c
                            minimum, clamp, fma, where, PropagateNan, umulhi, fdiv, div_rn, sqrt_rn, swizzle2d,
                            map_elementwise)
 from ..reductions import sum, max, min, argmax, argmin, xor_sum, reduce_or, cumsum, softmax
-from ..hints import multiple_of, max_contiguous, max_constancy, assume, debug_barrier, static_assert, static_print
+from ..hints import (multiple_of, max_contiguous, max_constancy, assume, debug_barrier, static_assert, static_print,
+                     async_task)
 from ..debug import device_print, device_assert
-from ..ranges import range, static_range
+from ..ranges import range, static_range, condition
 from ..user_reductions import reduce, associative_scan, cumprod
 from ..rearrange import flip, sort, topk, bitonic_merge, gather, histogram, join, split, interleave, cat
 from ..random import (philox, philox_impl, randint, randint4x, rand, rand4x, randn, randn4x, uint_to_uniform_float,
@@ -33,6 +34,7 @@ from . import math  # tl.math.exp etc.
 from .. import random  # tl.random.uint_to_uniform_float etc.
 from ..arithmetic import logical_and, logical_or, add, sub, mul
 from . import extra
+from . import target_info
 
 # Triton's tensor methods (x.sum(0), x.cast(...), x.sort(), ...): these functions, with the tensor
 # first, looked up by the tensor class (tensor.FROM_ABOVE) since this layer is above it
@@ -46,10 +48,7 @@ _tensor.FROM_ABOVE["methods"].update(logical_and=logical_and, logical_or=logical
 
 # Triton names not implemented yet: using one says so by name (issue 7), never a wrong result.
 TRITON_MAX_TENSOR_NUMEL = 1 << 20
-NOT_YET = ("function_type", "void", "inline_asm_elementwise",
-           # newer than the Triton the ports are from: warp-specialisation tasks, target queries,
-           # constexpr types, slices as values
-           "async_task", "condition", "target_info", "constexpr_type", "slice")
+NOT_YET = ("inline_asm_elementwise",)     # GPU assembly: nothing on a CPU can run it
 
 
 

@@ -7,16 +7,10 @@ from __future__ import annotations
 import dataclasses
 
 from ..hypogpu import A100
+from ..language.target_info import TARGET, GPUTarget
 from ..testing import do_bench
 
-WARP_SIZE = 32
-
-
-@dataclasses.dataclass(frozen=True)
-class GPUTarget:
-    backend: str
-    arch: int
-    warp_size: int
+WARP_SIZE = TARGET.warp_size
 
 
 @dataclasses.dataclass(frozen=True)
@@ -41,7 +35,7 @@ class ActiveDriver:
     utils = _Utils()
 
     def get_current_target(self) -> GPUTarget:
-        return GPUTarget("cuda", 80, WARP_SIZE)
+        return TARGET
 
     def get_active_torch_device(self) -> Device:
         return Device()

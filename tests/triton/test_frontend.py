@@ -9,8 +9,9 @@ Source: triton-lang/triton (MIT licence), the stored copy at commit
 args)` builds the kernel's IR without running it; here it is `kernel.warmup(*args, grid=(1,))`,
 which runs the first program with its writes dropped, so what Triton refuses while building
 (a failed static_assert, an assignment to an aggregate's field) is refused the same way.
-Not ported, beside the FileCheck tests: the ones that read a constexpr's `.type` or
-`tl.constexpr_type` / `tl.tuple_type` (front-end type objects minitriton does not model),
+Not ported, beside the FileCheck tests: the ones that build or compare `tl.tuple_type`s (a
+front-end type object minitriton does not model; a constexpr's `.type` and `tl.constexpr_type`
+run, tests/test_language_ext.py),
 `test_fp8_div_mod_promotion` (the newest Triton promotes `/` and `%` of half floats to fp32;
 minitriton keeps the earlier rule test_core.py checks), gluon's jit, and the code generator's
 visit counts.
