@@ -400,6 +400,10 @@ class function_type(dtype):
         return object.__new__(cls)
 
     def __init__(self, ret_types, param_types):
+        for arg, types in (("ret_types", ret_types), ("param_types", param_types)):
+            if not isinstance(types, (list, tuple)) or not all(isinstance(t, (dtype, pointer_type, block_type))
+                                                                for t in types):
+                raise TypeError(f"tl.function_type: {arg} must be a list of types, got {types!r}")
         self.ret_types, self.param_types = list(ret_types), list(param_types)
         self.name = f"fn ({self.param_types}) -> {self.ret_types}"
         self.np = self.container = None

@@ -457,6 +457,9 @@ def test_the_newest_names_types_target_and_slices():
     fn = tl.function_type([tl.int32], [tl.float32, tl.int64])
     assert isinstance(fn, tl.dtype) and fn == tl.function_type([tl.int32], [tl.float32, tl.int64])
     assert fn != tl.function_type([tl.int64], [tl.float32, tl.int64]) and str(fn).startswith("fn (")
+    assert tl.function_type([], [tl.pointer_type(tl.float16)]).ret_types == []
+    with pytest.raises(TypeError, match="param_types must be a list of types"):
+        tl.function_type([tl.int32], 5)
     assert tl.constexpr_type(4) == tl.constexpr_type(tl.constexpr(4)) != tl.constexpr_type(5)
     assert repr(tl.constexpr_type(4)) == "constexpr_type[4]" and len({tl.constexpr_type(4), tl.constexpr_type(4)}) == 1
     target = tl.target_info.current_target()
