@@ -31,6 +31,9 @@ class StaticAssertionError(CompilationError, AssertionError):
     """A failed `tl.static_assert`: Triton's CompileTimeAssertionFailure, raised as it is (no cause)."""
 
 
+_NOT_ITERABLE = re.compile(r"cannot unpack non-iterable \S+ object")
+
+
 @functools.lru_cache(maxsize=None)
 def _both(kind: type) -> type:
     return type(kind.__name__, (CompilationError, InterpreterError, kind),
@@ -47,6 +50,9 @@ def as_triton_error(error: Exception) -> Exception:
     except TypeError:           # a class that cannot be combined (a builtin layout conflict)
         return error
     out.args = error.args
+    if isinstance(error, TypeError) and error.args and isinstance(error.args[0], str):
+        # Python names the type it could not unpack; Triton's front end says "value"
+        out.args = (_NOT_ITERABLE.sub("cannot unpack non-iterable value", error.args[0]),) + error.args[1:]
     out.__dict__.update(getattr(error, "__dict__", {}))    # its attributes, and its notes
     if "__notes__" in out.__dict__:
         out.__notes__ = list(out.__notes__)

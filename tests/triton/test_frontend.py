@@ -301,8 +301,6 @@ def test_list_comprehension_tuple_target_rejects_mismatch():
         run_parser(kernel)
 
 
-@pytest.mark.xfail(strict=True, reason="refused, but with Python's message ('cannot unpack non-iterable int "
-                   "object'), not Triton's ('cannot unpack non-iterable value')")
 def test_list_comprehension_tuple_target_rejects_scalar_item():
 
     @triton.jit
