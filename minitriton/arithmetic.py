@@ -12,11 +12,8 @@ from . import dtypes as D
 from .expressions import Expression
 from .affine import (COMPARE, affine_block_fast, affine_compare, affine_int_fast, affine_result, int_block_fast,
                      int_div, keep_affine, scalar_int_fast)
-from .tensor import FROM_ABOVE, POOL, broadcast_shape, tensor, to_tensor, constexpr, round_to
-
-
-def constexpr_value(x):
-    return x.value if isinstance(x, constexpr) else x
+from .dtypes import constexpr_value
+from .tensor import FROM_ABOVE, POOL, broadcast_shape, tensor, to_tensor, round_to
 
 
 def rows_aligned(x: tensor, nd: int, dt=None) -> np.ndarray:

@@ -12,13 +12,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .tensor import tensor, to_tensor, constexpr
+from .dtypes import constexpr_value
+from .tensor import tensor, to_tensor
 from .creation import arange
 from .shapes import broadcast_to
-
-
-def constexpr_value(x):
-    return x.value if isinstance(x, constexpr) else x
 
 
 class block_pointer:

@@ -16,17 +16,14 @@ dimension, a contiguous last dimension, no NaN padding of integers.
 """
 from __future__ import annotations
 
+from .dtypes import constexpr_value
 from . import atomics, block_ptr, memory
 from . import dtypes as D
-from .tensor import constexpr, tensor, to_tensor
+from .tensor import tensor, to_tensor
 from .shapes import broadcast_to
 from .creation import arange
 
 PADDINGS = ("zero", "nan")
-
-
-def constexpr_value(x):
-    return x.value if isinstance(x, constexpr) else x
 
 
 class tensor_descriptor:

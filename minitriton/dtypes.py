@@ -52,6 +52,11 @@ class constexpr:
         return getattr(self.value, name)
 
 
+def constexpr_value(x):
+    """A constexpr's value; anything else as it is."""
+    return x.value if isinstance(x, constexpr) else x
+
+
 def _constexpr_operators():
     def wrap(fn, reflected=False):
         def op(self, other):

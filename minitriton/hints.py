@@ -2,7 +2,7 @@
 max_contiguous, max_constancy, assume, debug_barrier, static_assert, static_print, async_task."""
 from __future__ import annotations
 
-from .dtypes import constexpr
+from .dtypes import constexpr_value
 from .errors import StaticAssertionError
 from .tensor import round_to
 
@@ -50,13 +50,13 @@ class async_task:
         if len(args) > 1:
             raise TypeError(f"tl.async_task takes one argument (task ids or \"default\"), got {len(args)}")
         self.task_ids = None
-        self.is_default = bool(args) and _value(args[0]) == "default"
+        self.is_default = bool(args) and constexpr_value(args[0]) == "default"
         if args and not self.is_default:
-            ids = [_value(t) for t in _value(args[0])]
+            ids = [constexpr_value(t) for t in constexpr_value(args[0])]
             if not ids or any(isinstance(t, bool) or not isinstance(t, int) or t < 0 for t in ids):
                 raise ValueError(f"tl.async_task: task ids must be non-negative integers, got {ids}")
             self.task_ids = sorted(set(ids))
-        self.options = {k: _value(v) for k, v in kwargs.items()}
+        self.options = {k: constexpr_value(v) for k, v in kwargs.items()}
 
     def __enter__(self):
         return self
@@ -64,6 +64,3 @@ class async_task:
     def __exit__(self, *exc):
         return False
 
-
-def _value(v):
-    return v.value if isinstance(v, constexpr) else v

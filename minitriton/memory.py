@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .dtypes import constexpr_value
 from . import dtypes as D
 from . import addresses, block_ptr, context, counting
 from .storage import Buffer, OutOfBoundsError, Region, Window, window, program_view  # noqa: F401 (OutOfBoundsError: users import it here)
@@ -18,10 +19,6 @@ from .arithmetic import binary
 from .casts import cast, Rounding
 from .expressions import Expression
 from .elementwise import where
-
-
-def constexpr_value(x):
-    return x.value if isinstance(x, D.constexpr) else x
 
 
 def argument_pointer(buf: Buffer, const: bool = False) -> tensor:

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from .dtypes import constexpr_value
 from . import dtypes as D, fast_loops
-from .tensor import tensor, to_tensor, constexpr
+from .tensor import tensor, to_tensor
 from .shapes import broadcast_to, broadcast
 from .elementwise import mulhi_unsigned
 
@@ -22,10 +23,6 @@ _CONSTANTS = {
     64: (0x9E3779B97F4A7C15, 0xBB67AE8584CAA73B, 0xD2E7470EE14C6C93, 0xCA5A826395121157),
 }
 _LOW32 = np.uint64(0xFFFFFFFF)
-
-
-def constexpr_value(x):
-    return x.value if isinstance(x, constexpr) else x
 
 
 def _rows(*vs):

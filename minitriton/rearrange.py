@@ -7,15 +7,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from .dtypes import constexpr_value
 from . import dtypes as D, context
-from .tensor import tensor, to_tensor, constexpr
+from .tensor import tensor, to_tensor
 from .user_reductions import concat
 from .arithmetic import operands
 from .shapes import broadcast_to, broadcast
-
-
-def constexpr_value(x):
-    return x.value if isinstance(x, constexpr) else x
 
 
 def _axis(x: tensor, dim, what, default_last=True):

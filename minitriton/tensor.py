@@ -139,8 +139,7 @@ class Slice:
         self.start, self.stop, self.step = start, stop, step
 
     def as_slice(self) -> slice:
-        unwrap = lambda v: v.value if isinstance(v, constexpr) else v  # noqa: E731
-        return slice(unwrap(self.start), unwrap(self.stop), unwrap(self.step))
+        return slice(D.constexpr_value(self.start), D.constexpr_value(self.stop), D.constexpr_value(self.step))
 
     def __repr__(self):
         return f"tl.slice({self.start!r}, {self.stop!r}, {self.step!r})"
@@ -168,10 +167,9 @@ class TritonTuple(tuple):
 
     def __getitem__(self, index):
         if isinstance(index, Slice):
-            return TritonTuple(tuple(self)[index.as_slice()])
-        if isinstance(index, slice):
-            return TritonTuple(tuple(self)[index])
-        return tuple.__getitem__(self, index.value if isinstance(index, constexpr) else index)
+            index = index.as_slice()
+        got = tuple.__getitem__(self, index)        # a constexpr index is an int (__index__)
+        return TritonTuple(got) if isinstance(index, slice) else got
 
     def __add__(self, other):
         return TritonTuple(tuple(self) + tuple(other))

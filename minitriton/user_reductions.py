@@ -12,14 +12,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from .dtypes import constexpr_value
 from . import dtypes as D
 from .errors import CompilationError
 from .tensor import tensor, to_tensor, constexpr
 from .shapes import broadcast_to, reshape
-
-
-def constexpr_value(x):
-    return x.value if isinstance(x, constexpr) else x
 
 
 def part(x: tensor, axis: int, start: int, stop: int) -> tensor:
