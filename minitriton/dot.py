@@ -15,6 +15,8 @@ from . import dtypes as D
 from . import context
 from .tensor import FROM_ABOVE, broadcast_shape, tensor, to_tensor, round_to, POOL, MemoryPressure
 from .arithmetic import constexpr_value
+from . import expressions
+from .expressions import Expression
 from .storage import program_view, same_source, one_window
 
 _DOT_TYPES = {D.float16, D.bfloat16, D.float32, D.float64, D.int8, *D.FP8}
@@ -79,6 +81,13 @@ def _dot_operands(a: tensor, b: tensor):
     return shaped(a), shaped(b)
 
 
+def _matmul(a, b, out=None):
+    """np.matmul, telling the elementwise threads that BLAS's workers are spinning now."""
+    r = np.matmul(a, b, out=out)
+    expressions.blas_returned()
+    return r
+
+
 def _batched_matmul(va, vb, acc):
     """acc + va @ vb for every program, as a flat (programs, m, n) array.
 
@@ -95,11 +104,15 @@ def _batched_matmul(va, vb, acc):
     flat = POOL.empty((math.prod(batch), m, n), np.result_type(va, vb))
     out = flat.reshape(batch + (m, n))
     if not _grid_matmul(va, vb, batch, out):
-        np.matmul(va, vb, out=out)
-    if acc is not None:
-        same = acc.shape[0] == flat.shape[0]
-        np.add(out, acc.reshape(batch + (m, n)) if same else acc.reshape((1,) * len(batch) + (m, n)), out=out,
-               casting="unsafe")
+        _matmul(va, vb, out=out)
+    return flat if acc is None else _add_acc(flat, out, acc)
+
+
+def _add_acc(flat, out, acc):
+    """flat (= out, shaped by the programs' dims) plus the accumulator, one per program or shared."""
+    lead = out.shape[:-2]
+    np.add(out, acc.reshape(lead + acc.shape[1:]) if acc.shape[0] == flat.shape[0] else
+           acc.reshape((1,) * len(lead) + acc.shape[1:]), out=out, casting="unsafe")
     return flat
 
 
@@ -124,7 +137,7 @@ def _grid_matmul(va, vb, batch, out) -> bool:
     a_core = _core(va, both, a_dims).reshape(math.prod(sizes[0]), math.prod(sizes[1]) * m, k)
     b_core = np.moveaxis(_core(vb, both, b_dims), -2, len(both))      # (both, k, b dims, n)
     b_core = b_core.reshape(math.prod(sizes[0]), k, math.prod(sizes[2]) * n)
-    grid = np.matmul(a_core, b_core).reshape(tuple(sizes[0] + sizes[1]) + (m,) + tuple(sizes[2]) + (n,))
+    grid = _matmul(a_core, b_core).reshape(tuple(sizes[0] + sizes[1]) + (m,) + tuple(sizes[2]) + (n,))
     nb, na = len(both), len(a_dims)
     rows = list(range(nb + na))                       # both, a dims
     cols = list(range(nb + na + 1, grid.ndim - 1))    # b dims
@@ -263,13 +276,20 @@ class DotChain:
             return self._finish(_per_program_matmul(a, b, self._prepare), acc)
         va, vb = _dot_operands(a, b)
         va, vb = self._prepare(va), self._prepare(vb)
+        if acc is not None and len(a.shape) == 2 and type(acc.lazy) is Expression and \
+                acc.lazy.dtype == self.out_dtype.container and not (a.rows == 1 and b.rows == 1):
+            # a deferred accumulator (attention's `acc * alpha`) and the product's addition: one pass
+            prod = _batched_matmul(va, vb, None)
+            total = expressions.combine("add", prod, acc.lazy, prod.dtype, prod.shape) \
+                if acc.lazy.full == prod.shape else None
+            return self._cast(total.evaluate(out=prod) if total is not None else _add_acc(prod, prod, acc.v))
         av = None
         if acc is not None:
             av = acc.v
             if av.dtype != self.out_dtype.container:
                 av = av.astype(self.out_dtype.container)
         if len(a.shape) == 3:  # batched blocks: rare, keep it plain
-            prod = np.matmul(va, vb).reshape((-1,) + expected_shape(a, b))
+            prod = _matmul(va, vb).reshape((-1,) + expected_shape(a, b))
             prod = prod + av if av is not None else prod
         elif av is not None and av.shape[0] > 1 and a.rows == 1 and b.rows == 1:
             prod = _batched_matmul(va, vb, None) + av  # a uniform product added to per-program accumulators
@@ -325,7 +345,7 @@ def _per_program_matmul(a, b, prepare):
         y = shared_b if rb == 1 else prepare(pb(p))
         if out is None:
             out = POOL.empty((rows, a.shape[0], b.shape[1]), np.result_type(x, y))
-        np.matmul(x, y, out=out[p])
+        _matmul(x, y, out=out[p])
     return out
 
 

@@ -32,6 +32,7 @@ import functools
 import math
 import os
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 import numba
@@ -141,12 +142,28 @@ def _threads() -> ThreadPoolExecutor:
         return _pool[1]
 
 
+BLAS_SPIN = 0.1        # seconds OpenBLAS's idle workers spin after a call (its THREAD_TIMEOUT, 2^28 cycles)
+_blas_returned = -math.inf
+
+
+def blas_returned():
+    """A BLAS call (a dot's matmul) has just returned.  OpenBLAS's workers now spin on the other
+    cores for BLAS_SPIN seconds, waiting for the next call, so for that long a part on a pool
+    thread shares its core with a spinning worker and finishes late: a Flash Attention loop's
+    exp2 between its two dots took 40 % longer on two threads than on one.  Until then, results
+    are computed on this thread alone."""
+    global _blas_returned
+    _blas_returned = time.perf_counter()
+
+
 def _parts(full, least=None) -> list:
     """Row bounds [0, ..., rows] of one part per thread ([0, rows]: one part) for a result of
-    `least` elements or more (PARALLEL_ELEMENTS).  A part is at least `least` / 2 elements and
+    `least` elements or more (PARALLEL_ELEMENTS) while no BLAS worker spins (blas_returned).  A part is at least `least` / 2 elements and
     starts on a multiple of PART_ALIGN elements."""
     least = PARALLEL_ELEMENTS if least is None else least
     rows = full[0] if full else 1
+    if time.perf_counter() - _blas_returned < BLAS_SPIN:
+        return [0, rows]
     size = math.prod(full)
     n = min(threads(), rows, size // (least // 2)) if size >= least else 1
     if n <= 1:

@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import dtypes as D
+from . import fast_loops
 from .errors import StaticAssertionError
 from .tensor import tensor, to_tensor, round_to
 from .arithmetic import constexpr_value, elementwise_alu
@@ -47,8 +48,7 @@ def sum(input, axis=None, keep_dims=False, dtype=None):
     if dt is D.int1:  # one-bit addition: parity, as Triton computes it
         r = _reduce(x, axis, keep_dims, lambda v, a: np.bitwise_and(np.sum(v != 0, axis=a), 1) != 0, dt)
     else:
-        r = _reduce(x, axis, keep_dims, lambda v, a: np.sum(v.astype(dt.container, copy=False), axis=a,
-                                                           dtype=dt.container), dt)
+        r = _reduce(x, axis, keep_dims, lambda v, a: _add(v.astype(dt.container, copy=False), a), dt)
     return tensor(round_to(r.v, dt), dt, r.shape) if dt.is_floating() and dt.bits <= 16 else r
 
 
@@ -61,17 +61,32 @@ def _extreme_dtype(dt, return_indices):
     return dt
 
 
+def _add(v, a):
+    """np.sum over axis a in v's type: the last axis by a compiled loop when it can."""
+    out = fast_loops.row_sum(v) if a == v.ndim - 1 else None
+    return np.sum(v, axis=a, dtype=v.dtype) if out is None else out
+
+
+def _extreme(v, a, largest):
+    """fmax / fmin over axis a (NaN only if all are): the last axis by a compiled loop when it can."""
+    if a == v.ndim - 1:
+        out = fast_loops.row_extreme(v, largest)
+        if out is not None:
+            return out
+    return (np.fmax if largest else np.fmin).reduce(v, axis=a)
+
+
 def max(input, axis=None, return_indices=False, return_indices_tie_break_left=True, keep_dims=False):
     x = to_tensor(input)
     dt = _extreme_dtype(x.dtype, return_indices)
-    r = _reduce(x, axis, keep_dims, lambda v, a: np.fmax.reduce(v, axis=a), dt)  # NaN only if all are
+    r = _reduce(x, axis, keep_dims, lambda v, a: _extreme(v, a, True), dt)
     return (r, argmax(x, axis, return_indices_tie_break_left, keep_dims=keep_dims)) if return_indices else r
 
 
 def min(input, axis=None, return_indices=False, return_indices_tie_break_left=True, keep_dims=False):
     x = to_tensor(input)
     dt = _extreme_dtype(x.dtype, return_indices)
-    r = _reduce(x, axis, keep_dims, lambda v, a: np.fmin.reduce(v, axis=a), dt)
+    r = _reduce(x, axis, keep_dims, lambda v, a: _extreme(v, a, False), dt)
     return (r, argmin(x, axis, return_indices_tie_break_left, keep_dims=keep_dims)) if return_indices else r
 
 

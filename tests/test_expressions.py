@@ -12,7 +12,7 @@ import minitriton.language as tl
 from minitriton import expressions
 from minitriton.arithmetic import Expression
 from minitriton.tensor import POOL
-from kernels.tutorials import asin_kernel, layer_norm_fwd, softmax_row
+from kernels.tutorials import asin_kernel, attention_fwd, layer_norm_fwd, softmax_row
 
 ROWS, COLS = 256, 512          # 128K elements a launch: above expressions.MIN_ELEMENTS
 
@@ -235,6 +235,7 @@ def test_a_big_result_computed_by_threads_has_the_same_bits(threads, monkeypatch
     want = [((x - col) * x) + row, np.arcsin(np.clip(x, -1, 1))]
     monkeypatch.setenv("MINITRITON_THREADS", threads)
     monkeypatch.setattr(expressions, "PARALLEL_ELEMENTS", 1 << 16)
+    monkeypatch.setattr(expressions, "BLAS_SPIN", 0.0)     # a dot run just before by another test
     bounds = expressions._parts(full)
     assert len(bounds) - 1 == int(threads) and bounds[0] == 0 and bounds[-1] == rows
     assert all(b * cols % expressions.PART_ALIGN == 0 for b in bounds[:-1])
@@ -245,6 +246,31 @@ def test_a_big_result_computed_by_threads_has_the_same_bits(threads, monkeypatch
         strided = np.full((rows, cols + 7), np.nan, np.float32)[:, :cols]      # rows a stride apart (a store's region)
         e.evaluate(out=strided)
         assert np.array_equal(strided.view(np.uint32), w.view(np.uint32))
+
+
+def test_no_part_goes_to_a_thread_while_blas_workers_spin(monkeypatch):
+    """Right after a dot's matmul, BLAS's idle workers spin on the other cores: results are then
+    computed on the caller's thread alone, and on every thread again once BLAS_SPIN has passed."""
+    monkeypatch.setenv("MINITRITON_THREADS", "2")
+    full = (1 << 12, 1 << 10)
+    monkeypatch.setattr(expressions, "BLAS_SPIN", 60.0)
+    q = np.ones((64, 64), np.float32)
+    mt_dot_kernel = _dot_once()
+    out = np.empty_like(q)
+    mt_dot_kernel[(1,)](q, out)
+    assert np.array_equal(out, q @ q)
+    assert expressions._parts(full) == [0, full[0]]
+    monkeypatch.setattr(expressions, "BLAS_SPIN", 0.0)
+    assert len(expressions._parts(full)) - 1 == 2
+
+
+def _dot_once():
+    @mt.jit
+    def dot_kernel(a, out):
+        offs = tl.arange(0, 64)
+        x = tl.load(a + offs[:, None] * 64 + offs[None, :])
+        tl.store(out + offs[:, None] * 64 + offs[None, :], tl.dot(x, x))
+    return dot_kernel
 
 
 def test_threads_must_be_a_positive_number(monkeypatch):
@@ -288,3 +314,30 @@ def test_launches_give_the_same_bits_on_one_thread_and_on_several(monkeypatch):
         outs[threads] = (z, y)
     for a, b in zip(outs["1"], outs["2"]):
         assert np.array_equal(a.view(np.uint32), b.view(np.uint32))
+
+
+def test_a_rescaled_dot_accumulator_is_added_in_the_same_pass_with_the_same_bits(monkeypatch):
+    """Flash Attention's `acc = tl.dot(p, v, acc * alpha[:, None])`: the deferred `acc * alpha`
+    and the product's addition run as one expression, with the bits of the two passes."""
+    rng = np.random.default_rng(5)
+    heads, t, d = 2, 512, 64                 # 16 programs x 64 x 64: a deferred accumulator
+    q, k, v = (rng.standard_normal((heads, t, d)).astype(np.float16) for _ in range(3))
+    fused = []
+    combine = expressions.combine
+
+    def spy(op, a, b, dtype, full):
+        fused.append(op == "add" and type(a) is np.ndarray and type(b) is Expression and b.op == "mul")
+        return combine(op, a, b, dtype, full)
+    monkeypatch.setattr(expressions, "combine", spy)
+
+    def run():
+        out = np.empty_like(q)
+        attention_fwd[(t // 64, heads)](q, k, v, out, d ** -0.5, t, D=d, BLOCK_M=64, BLOCK_N=64, CAUSAL=False)
+        return out
+    on, off = both_ways(run)
+    assert any(fused)
+    assert np.array_equal(on.view(np.uint16), off.view(np.uint16))
+    s = q.astype(np.float32) @ k.astype(np.float32).transpose(0, 2, 1) * d ** -0.5
+    p = np.exp(s - s.max(-1, keepdims=True))
+    want = (p / p.sum(-1, keepdims=True)) @ v.astype(np.float32)
+    np.testing.assert_allclose(on.astype(np.float32), want, atol=2e-2)

@@ -1,4 +1,5 @@
-"""The numba half-precision conversions are bit-exact with numpy's, including NaN payloads."""
+"""The numba loops: half-precision conversions bit-exact with numpy's (NaN payloads too), row
+reductions with numpy's bits, the masked select."""
 import numpy as np
 
 from minitriton import fast_loops as N
@@ -25,3 +26,46 @@ def test_half_to_float_matches_numpy_for_every_half():
     h = np.arange(65536, dtype=np.uint16).view(np.float16)
     h = np.tile(h, 2)  # above the size where numba takes over
     np.testing.assert_array_equal(N.half_to_float(h).view(np.uint32), h.astype(np.float32).view(np.uint32))
+
+
+def test_row_sums_have_numpys_bits_for_every_short_row_length():
+    """row_sum replays numpy's pairwise order (eight running sums, a tree, the tail) step for
+    step, so a reduction gives the same bits whichever loop runs it."""
+    rng = np.random.default_rng(1)
+    for n in (2, 7, 8, 9, 15, 16, 17, 63, 64, 65, 100, 128):
+        for dt in (np.float32, np.float64, np.int32, np.uint64):
+            x = (rng.standard_normal(((1 << 14) // n + 3, n)) * 1000).astype(dt)
+            got = N.row_sum(x)
+            assert got is not None and got.dtype == dt
+            np.testing.assert_array_equal(got, np.sum(x, axis=-1, dtype=dt))
+            if dt is np.float32:
+                assert np.array_equal(got.view(np.uint32), np.sum(x, axis=-1, dtype=dt).view(np.uint32))
+    assert N.row_sum(np.ones((1 << 10, 129), np.float32)) is None        # numpy splits longer rows
+    assert N.row_sum(np.ones((1 << 14, 64), np.float32)[:, ::2]) is None   # not contiguous
+    assert N.row_sum(np.ones((64, 64), np.float32)) is None                # small: numpy's own loop
+
+
+def test_row_extremes_are_fmax_and_fmin_and_leave_nans_to_numpy():
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((1 << 10, 64)).astype(np.float32)
+    x[rng.random(x.shape) < 0.3] = -np.inf
+    x[5] = -np.inf
+    x[6] = np.inf
+    for largest, ufunc in ((True, np.fmax), (False, np.fmin)):
+        np.testing.assert_array_equal(N.row_extreme(x, largest), ufunc.reduce(x, axis=-1))
+        ints = rng.integers(-100, 100, (1 << 10, 33)).astype(np.int8)
+        np.testing.assert_array_equal(N.row_extreme(ints, largest), ufunc.reduce(ints, axis=-1))
+    x[3, 7] = np.nan
+    assert N.row_extreme(x, True) is None
+
+
+def test_select_has_wheres_bits_with_either_side_one_value():
+    rng = np.random.default_rng(3)
+    cond = rng.random((64, 32, 16)) < 0.5
+    for dt in (np.float32, np.float16, np.int64, np.int8):
+        x, y = (rng.standard_normal(cond.shape).astype(dt) for _ in range(2))
+        one, other = np.array([-3], dt), np.array([5], dt)
+        for a, b in ((x, y), (x, one), (one, y), (one, other)):
+            want = np.where(cond, a if a.size > 1 else a[0], b if b.size > 1 else b[0])
+            got = N.select(cond, a, b)
+            assert got.dtype == want.dtype and np.array_equal(got.view(np.uint8), want.view(np.uint8))
