@@ -132,7 +132,7 @@ def cases(quick):
 
 def run(quick: bool):
     allocator = warm_allocator()
-    repeats = 3 if quick else 7
+    repeats = 3 if quick else 15
     rows, over = [], []
     for name, size, kernel_fn, numpy_fn, tol, kernel, *judge in cases(quick):
         got = np.asarray(kernel_fn(), np.float64)
@@ -158,7 +158,8 @@ def run(quick: bool):
     goals = "met" if not over else "missed on " + ", ".join(over)
     threads = expressions.threads()
     return table + (f"\n\nMedians of {repeats} alternating runs on {machine()}; {allocator}; big deferred elementwise "
-                    f"results on {threads} thread{'s' if threads > 1 else ''} ($MINITRITON_THREADS; numpy's own "
+                    f"results on {threads} thread{'s' if threads > 1 else ''} ($MINITRITON_THREADS; on one for "
+                    f"{expressions.BLAS_SPIN:g} s after a matmul, while OpenBLAS's idle workers spin; numpy's own "
                     f"ufuncs run on one, its matmul on OpenBLAS's threads).\n\nGoals (every kernel ≤ 1.5× numpy, "
                     f"in lockstep, within tolerance of numpy's answer): {goals}.\n\n{cover}\n")
 
