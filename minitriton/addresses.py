@@ -18,7 +18,7 @@ import weakref
 
 import numpy as np
 
-from . import context
+from . import context, fast_loops
 from . import dtypes as D
 from .storage import Buffer, OutOfBoundsError, Storage, flat_view, address_of, Window, Sources, window
 from .tensor import FROM_ABOVE, tensor, to_tensor, round_to
@@ -109,7 +109,7 @@ class AddressSpace:
 
     def from_addresses(self, addr: np.ndarray, element_ty) -> np.ndarray:
         """Encoded offsets for byte addresses (0 where an address is in no known array)."""
-        if addr.size == 1 or addr.size and addr.min() == addr.max():  # one address (per program, or every lane)
+        if addr.size == 1 or addr.size and _one_value(addr):  # one address (per program, or every lane)
             a = int(addr.reshape(-1)[0])
             key = (a, element_ty)
             enc = self._resolved.get(key)
@@ -229,9 +229,14 @@ def _lanes(pointer, m, what, rows=None):
     return slot, elem, m
 
 
+def _one_value(values: np.ndarray) -> bool:
+    lo, hi = fast_loops.bounds(values)
+    return lo == hi
+
+
 def _distinct(values: np.ndarray) -> np.ndarray:
     """np.unique for the usual case of a handful of programs that all address one array."""
-    if values.size and values.min() == values.max():
+    if values.size and _one_value(values):
         return values.reshape(-1)[:1]
     return np.unique(values)
 
@@ -277,7 +282,8 @@ def _row_blocks(pointer, m, what, rows=1):
     slot, base = decode(np.broadcast_to(c, (n,)))
     for sel, buf in _by_slot(pointer, slot, on, what):
         b = base[sel] + buf.origin
-        if b.min() < buf.lo or b.max() + span >= buf.hi:
+        lo, hi = fast_loops.bounds(b)
+        if lo < buf.lo or hi + span >= buf.hi:
             return None  # some lane is out of bounds: the lane-by-lane path says which
     return on, slot, base, steps
 
@@ -338,7 +344,7 @@ def _one_array_window(buf, pointer, m):
     live = c if on is None else c[on]
     if live.size == 0:
         return None
-    first, last = (int(live[0]),) * 2 if live.size == 1 else (int(live.min()), int(live.max()))
+    first, last = (int(live[0]),) * 2 if live.size == 1 else fast_loops.bounds(live)
     s = (first + _HALF) >> 40
     if s == 0 or (last + _HALF) >> 40 != s:     # an unknown address, or blocks in several arrays
         return None

@@ -13,7 +13,7 @@ import builtins
 
 import numpy as np
 
-from . import context
+from . import context, fast_loops
 from . import dtypes as D
 from .tensor import broadcast_shape, tensor
 
@@ -72,7 +72,7 @@ def fits(dt, aff, shape):
     if c.shape[0] == 1:
         a = b = int(c[0])
     else:
-        a, b = int(c.min()), int(c.max())
+        a, b = fast_loops.bounds(c)
     for s, n in zip(steps, shape):
         if s and n > 1:
             if s < 0:

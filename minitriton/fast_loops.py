@@ -425,3 +425,23 @@ def row_sum(v: np.ndarray):
     out = np.empty(v.shape[:-1], v.dtype)
     _row_sum(v.reshape(-1), v.shape[-1], out.reshape(-1))
     return out
+
+
+@numba.njit(cache=True)
+def _bounds(c):
+    lo = hi = c[0]
+    for i in range(1, c.size):
+        v = c[i]
+        lo = v if v < lo else lo
+        hi = v if v > hi else hi
+    return lo, hi
+
+
+def bounds(c: np.ndarray) -> tuple:
+    """(min, max) of a non-empty integer array as Python ints: the range checks of index
+    arithmetic, done for every integer operation on per-program values.  One compiled pass
+    costs a tenth of numpy's two reductions (about 1 us each on a few hundred elements)."""
+    if c.dtype == np.int64 and c.flags.c_contiguous:
+        lo, hi = _bounds(c.reshape(-1))
+        return int(lo), int(hi)
+    return int(c.min()), int(c.max())

@@ -85,3 +85,11 @@ def test_round_to_half_has_the_bit_loops_answer_for_every_float32():
     x = np.full(1 << 15, 1.0, np.float32)
     x[7] = np.frombuffer(np.uint32(0x7FC00123).tobytes(), np.float32)[0]
     np.testing.assert_array_equal(N.round_to_half(x).view(np.uint32), x.astype(np.float16).astype(np.float32).view(np.uint32))
+
+
+def test_bounds_is_min_and_max_as_python_ints():
+    rng = np.random.default_rng(4)
+    for c in (rng.integers(-2 ** 62, 2 ** 62, 301), np.array([5]), rng.integers(0, 9, (7, 3)),
+              rng.integers(-5, 5, 40).astype(np.int32), rng.integers(0, 100, 50)[::3]):
+        lo, hi = N.bounds(c)
+        assert (lo, hi) == (int(c.min()), int(c.max())) and type(lo) is int and type(hi) is int
