@@ -527,7 +527,9 @@ class JITFunction:
                        and isinstance(v, (int, float, np.number)) and not isinstance(v, bool)}
             recorder.launches.append(counting.LaunchRecord(self.__name__, grid, meta, scalars, counts, sampled))
             return
-        for b in buffers:
+        # the arguments only stored to first: their logged values (and deferred results) may be
+        # views of another argument's memory, which that one's write-back would change under them
+        for b in sorted(buffers, key=lambda b: not b.logging):
             b.commit()
 
     def _restart_stats(self):
