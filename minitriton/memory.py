@@ -123,6 +123,37 @@ def _affine_in_bounds(pointer):
     return base, tuple(kept)
 
 
+def _masked_box(pointer, m):
+    """A mask the same for every program that keeps a box of the block (on each axis one run of
+    lanes: `cols < n_cols` of a row that does not fill its block, a tile's ragged edge), on an
+    affine pointer: (the pointer cut to the box, the box's slices of the block), or None.  The
+    access is then a strided window of the box, where lane-by-lane offsets and a gather cost
+    ten times more (Triton's softmax at 1823 x 781 in blocks of 1024).  An empty box gives
+    (None, None): nothing is read or written."""
+    if pointer.aff is None or m.shape[0] != 1 or not pointer.shape:
+        return None
+    lanes = m[0]
+    if not lanes.any():
+        return None, None
+    nd = lanes.ndim
+    cuts = []
+    for j in range(nd):
+        if lanes.shape[j] == 1:
+            cuts.append(slice(0, pointer.shape[j]))
+            continue
+        on = np.flatnonzero(lanes.any(axis=tuple(k for k in range(nd) if k != j)))
+        if on[-1] + 1 - on[0] != on.size:
+            return None                             # not one run of lanes
+        cuts.append(slice(int(on[0]), int(on[-1]) + 1))
+    sub = lanes[tuple(cuts[j] if lanes.shape[j] > 1 else slice(None) for j in range(nd))]
+    if not sub.all():
+        return None                                 # not a box: holes inside the runs
+    c, steps = pointer.aff
+    start = sum(s * cut.start for s, cut in zip(steps, cuts))
+    shape = tuple(cut.stop - cut.start for cut in cuts)
+    return tensor(None, pointer.dtype, shape, aff=(c + start, steps), buf=pointer.buf), tuple(cuts)
+
+
 def program_addresses(pointer):
     """Storage offsets, one per program of the launch group, of a pointer holding one address
     per program (a lock, a counter), when every program runs, nothing is traced and every
@@ -279,15 +310,47 @@ def load(pointer, mask=None, other=None, boundary_check=(), padding_option="", c
         if fill_rows is not None:
             m = ~fill_rows.reshape((-1,) + (1,) * len(pointer.shape))
     else:
+        boxed = _box_load(pointer, m, other, src, buf) if m is not None else None
+        if boxed is not None:
+            return boxed
         off, m = materialized(pointer, m, "load")
         vals = src[off] if src.size else np.zeros(off.shape, src.dtype)  # an empty argument: all masked
     if m is not None:
-        fill = np.zeros((), src.dtype) if other is None else to_tensor(other, _like(buf)).v
-        fill = fill.astype(src.dtype, copy=False) if hasattr(fill, "astype") else fill
-        if isinstance(fill, np.ndarray) and fill.ndim > 1:
-            fill = fill.reshape((fill.shape[0],) + (1,) * (len(pointer.shape) + 1 - fill.ndim) + fill.shape[1:])
-        vals = np.where(m, vals, fill)
+        vals = np.where(m, vals, _fill(other, buf, src, pointer))
     return tensor(vals, buf.dtype, pointer.shape)
+
+
+def _fill(other, buf, src, pointer):
+    """A masked load's `other`, in the argument's container type, shaped to broadcast."""
+    fill = np.zeros((), src.dtype) if other is None else to_tensor(other, _like(buf)).v
+    fill = fill.astype(src.dtype, copy=False) if hasattr(fill, "astype") else fill
+    if isinstance(fill, np.ndarray) and fill.ndim > 1:
+        fill = fill.reshape((fill.shape[0],) + (1,) * (len(pointer.shape) + 1 - fill.ndim) + fill.shape[1:])
+    return fill
+
+
+def _box_load(pointer, m, other, src, buf):
+    """A load whose mask keeps a box (_masked_box): `other` everywhere, then the box's window."""
+    found = _masked_box(pointer, m)
+    if found is None:
+        return None
+    sub, cuts = found
+    rows = pointer.aff[0].shape[0]
+    fill = _fill(other, buf, src, pointer)
+    if isinstance(fill, np.ndarray) and fill.ndim:
+        rows = max(rows, fill.shape[0])
+    if sub is None:                                 # every lane masked off
+        out = np.empty((rows,) + tuple(pointer.shape), src.dtype)
+        np.copyto(out, fill)
+        return tensor(out, buf.dtype, pointer.shape)
+    fast = _affine_in_bounds(sub)
+    if fast is None:
+        return None                                 # a kept lane out of bounds: the general path says which
+    base, steps = fast
+    out = np.empty((rows,) + tuple(pointer.shape), src.dtype)
+    np.copyto(out, fill)
+    out[(slice(None),) + cuts] = window(src, steps, sub.shape)[base]
+    return tensor(out, buf.dtype, pointer.shape)
 
 
 def _borrow_active_blocks(pointer, m):
@@ -402,6 +465,19 @@ def store(pointer, value, mask=None, boundary_check=(), cache_modifier="", evict
         if fast is not None:
             base, steps = fast
             st.put(Window(base, steps, pointer.shape), np.broadcast_to(vals, (rows,) + pointer.shape)[sel])
+            return None
+    if m is not None:
+        found = _masked_box(pointer, m)
+        if found is not None and found[0] is None:
+            return None                             # every lane masked off
+        fast = _affine_in_bounds(found[0]) if found is not None else None
+        if fast is not None:                        # the box of the block, as a window
+            base, steps = fast
+            part = vals[(slice(None),) + tuple(cut if n > 1 else slice(None) for cut, n in zip(found[1], vals.shape[1:]))]
+            part = broadcast_rows(part, (max(base.shape[0], part.shape[0]),) + found[0].shape)
+            if base.shape[0] < part.shape[0]:
+                base = broadcast_rows(base, part.shape[:1])
+            st.put(Window(base, steps, found[0].shape), part)
             return None
     off, m = materialized(pointer, m, "store", vals.shape[0])
     vals = np.broadcast_to(vals, off.shape)

@@ -1,0 +1,94 @@
+"""Loads and stores under a mask that keeps a box of every program's block (a row that does not
+fill its block, a tile's ragged edge) read and write a window of the box: the same values as
+the lane-by-lane path, `other` where masked, nothing written outside, out-of-bounds kept lanes
+still refused."""
+import numpy as np
+import pytest
+
+import minitriton as mt
+import minitriton.language as tl
+from minitriton import memory
+from minitriton.memory import OutOfBoundsError
+
+
+@mt.jit
+def copy_rows(src, dst, stride, n, OTHER: tl.constexpr, BLOCK: tl.constexpr):
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(src + tl.program_id(0) * stride + cols, mask=cols < n, other=OTHER)
+    tl.store(dst + tl.program_id(0) * BLOCK + cols, x)
+    tl.store(src + tl.program_id(0) * stride + cols, x * 2, mask=cols < n)
+
+
+@mt.jit
+def copy_tile(src, dst, M, N, LO: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr):
+    rows = tl.arange(0, BM)[:, None]
+    cols = tl.arange(0, BN)[None, :]
+    keep = (rows < M) & (cols < N) & (cols >= LO)
+    x = tl.load(src + tl.program_id(0) * M * N + rows * N + cols, mask=keep, other=-1.0)
+    tl.store(dst + tl.program_id(0) * BM * BN + rows * BN + cols, x)
+
+
+@mt.jit
+def holes(src, dst, BLOCK: tl.constexpr):
+    cols = tl.arange(0, BLOCK)
+    x = tl.load(src + tl.program_id(0) * BLOCK + cols, mask=cols % 3 != 1, other=7.0)
+    tl.store(dst + tl.program_id(0) * BLOCK + cols, x)
+
+
+@pytest.mark.parametrize("n", [781, 1024, 1, 0])
+def test_a_row_shorter_than_its_block(n, monkeypatch):
+    rows, block = 37, 1024
+    src = np.random.default_rng(0).standard_normal((rows, n)).astype(np.float32)
+    keep = src.copy()
+    boxes = []
+    found = memory._masked_box
+    monkeypatch.setattr(memory, "_masked_box", lambda p, m: boxes.append(found(p, m)) or boxes[-1])
+    dst = np.full((rows, block), np.nan, np.float32)
+    copy_rows[(rows,)](src, dst, n, n, OTHER=-3.5, BLOCK=block)
+    want = np.full((rows, block), -3.5, np.float32)
+    want[:, :n] = keep
+    np.testing.assert_array_equal(dst, want)
+    np.testing.assert_array_equal(src, keep * 2)      # the last row's lanes past the array are not written
+    if 0 < n < block:   # the box path took both accesses (a full row has no mask)
+        assert len(boxes) == 2 and all(b is not None and b[0] is not None for b in boxes)
+    if n == 0:          # the load's box is empty (the store, masked per program, never asks)
+        assert boxes == [(None, None)]
+
+
+@pytest.mark.parametrize("M, N, LO", [(5, 7, 0), (8, 8, 3), (1, 16, 15)])
+def test_a_tile_box(M, N, LO):
+    progs, bm, bn = 3, 8, 16
+    src = np.arange(progs * M * N, dtype=np.float32).reshape(progs, M, N)
+    dst = np.zeros((progs, bm, bn), np.float32)
+    copy_tile[(progs,)](src, dst, M, N, LO=LO, BM=bm, BN=bn)
+    want = np.full((progs, bm, bn), -1.0, np.float32)
+    want[:, :M, LO:N] = src[:, :, LO:]
+    np.testing.assert_array_equal(dst, want)
+
+
+def test_a_mask_with_holes_takes_the_lane_by_lane_path():
+    src = np.arange(4 * 64, dtype=np.float32)
+    dst = np.zeros_like(src)
+    holes[(4,)](src, dst, BLOCK=64)
+    lanes = np.arange(4 * 64) % 64
+    np.testing.assert_array_equal(dst, np.where(lanes % 3 != 1, src, 7.0))
+
+
+def test_a_block_stored_elsewhere_keeps_the_values_it_was_loaded_with():
+    """x = load(src); store(dst, x); store(src, 2 * x): dst gets x.  dst's store is only logged
+    until the launch ends, holding a view of src's memory, so src must not be written back first."""
+    rows, block = 8, 1024
+    src = np.arange(rows * block, dtype=np.float32).reshape(rows, block)
+    keep = src.copy()
+    dst = np.zeros_like(src)
+    copy_rows[(rows,)](src, dst, block, block, OTHER=0.0, BLOCK=block)
+    np.testing.assert_array_equal(dst, keep)
+    np.testing.assert_array_equal(src, keep * 2)
+
+
+def test_a_kept_lane_out_of_bounds_is_still_refused():
+    src = np.zeros((4, 100), np.float32)
+    dst = np.zeros((4, 128), np.float32)
+    with pytest.raises(OutOfBoundsError, match="src"):
+        copy_rows[(4,)](src, dst, 100, 120, OTHER=0.0, BLOCK=128)     # lanes 100-119 of the last row
+    np.testing.assert_array_equal(dst, 0)
