@@ -116,7 +116,9 @@ class ExitRows:
             a = np.array(np.broadcast_to(a, (rows,) + a.shape[1:]))
             self.owned[j] = True
         a[idx] = b[idx] if b.shape[0] == rows else b[0]
-        return old if a is old.v else tensor(a, old.dtype, old.shape, buf=old.buf)
+        # a new tensor unless `old` holds nothing derived from its values: an integer scalar
+        # keeps its affine form beside them (tensor.__init__), which the write made stale
+        return old if a is old.v and old.aff is None else tensor(a, old.dtype, old.shape, buf=old.buf)
 
     def over(self, left, vals):
         """The loop's values after it: these for the programs that left, `vals` for the rest."""

@@ -201,6 +201,36 @@ def test_nested_divergent_loops_and_branches():
 
 
 @mt.jit
+def carried_scalar_kernel(out_ptr, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    acc = tl.zeros([BLOCK], tl.float32)
+    t = pid * 0
+    for i in range(pid % 4):
+        for j in range(pid % 5):
+            t = t + 5
+            acc += t
+    tl.store(out_ptr + pid * BLOCK + tl.arange(0, BLOCK), acc + t)
+
+
+@pytest.mark.parametrize("programs", [4, 8, 16])
+def test_a_scalar_carried_through_nested_divergent_loops_keeps_its_value(programs):
+    """An integer scalar that programs leave an inner loop with, a few at a time, is gathered
+    row by row (merging.ExitRows); its affine form must follow the rows written in place (it
+    once kept the first departure's values: program 3 got 165 for 225 + 45)."""
+    out = lockstep_and_sequential(carried_scalar_kernel, (programs,),
+                                  lambda: (np.zeros(programs * 2, np.float32),), BLOCK=2)[0]
+    expect = []
+    for p in range(programs):
+        t = acc = 0
+        for _ in range(p % 4):
+            for _ in range(p % 5):
+                t += 5
+                acc += t
+        expect.append(acc + t)
+    np.testing.assert_array_equal(out[::2], expect)
+
+
+@mt.jit
 def lock_kernel(lock_ptr, total_ptr):
     while tl.atomic_cas(lock_ptr, 0, 1) == 1:
         pass
