@@ -9,6 +9,7 @@ from . import creation
 from . import dtypes as D
 from .tensor import FROM_ABOVE, POOL, tensor, to_tensor, round_to
 from .arithmetic import constexpr_value
+from .affine import fits
 
 
 class Rounding:
@@ -81,8 +82,8 @@ def cast(x, dtype, fp_downcast_rounding=None, bitcast=False, **_):
         with np.errstate(all="ignore"):
             src = np.trunc(v) if x.dtype.is_floating() else v
             out = src.astype(dtype.np)
-    if x.aff is not None and dtype.is_int() and not dtype.is_bool():
-        return tensor(None, dtype, x.shape, aff=x.aff)
+    if x.aff is not None and dtype.is_int() and not dtype.is_bool() and fits(dtype, x.aff, x.shape):
+        return tensor(None, dtype, x.shape, aff=x.aff)      # (a value that wraps is no longer affine)
     return tensor(out, dtype, x.shape)
 
 

@@ -78,6 +78,30 @@ def test_integer_ops_follow_c_semantics():
 
 
 @mt.jit
+def narrowing_casts(out_ptr, N: tl.constexpr):
+    pid = tl.program_id(0)
+    lanes = pid * N + tl.arange(0, N)
+    tl.store(out_ptr + pid * 8 + 0, (pid - 3).to(tl.uint32).to(tl.int64))        # index scalars...
+    tl.store(out_ptr + pid * 8 + 1, (pid - 3).to(tl.uint8).to(tl.int64))
+    tl.store(out_ptr + pid * 8 + 2, (pid + 200).to(tl.int8).to(tl.int64))
+    tl.store(out_ptr + pid * 8 + 3, (pid * 40000).to(tl.int16).to(tl.int64))
+    tl.store(out_ptr + pid * 8 + 4 + tl.arange(0, 4), (lanes * 100 + 120).to(tl.int8).to(tl.int64))  # ...and blocks
+
+
+@pytest.mark.parametrize("programs", [1, 5])
+def test_integer_casts_wrap_index_values_as_twos_complement(programs):
+    """An index value (kept affine: `pid - 3`) cast to a narrower or unsigned type wraps as
+    Triton's truncation does, and widens from the new type (it once kept -3 for uint32)."""
+    out = np.zeros(programs * 8, np.int64)
+    narrowing_casts[(programs,)](out, N=4)
+    for p in range(programs):
+        lanes = p * 4 + np.arange(4)
+        want = [(p - 3) % 2 ** 32, (p - 3) % 256, np.int64(p + 200).astype(np.int8), np.int64(p * 40000).astype(np.int16),
+                *(lanes * 100 + 120).astype(np.int8)]
+        np.testing.assert_array_equal(out[p * 8:(p + 1) * 8], want)
+
+
+@mt.jit
 def half_kernel(x_ptr, y_ptr, out_ptr, N: tl.constexpr):
     r = tl.arange(0, N)
     x = tl.load(x_ptr + r)
