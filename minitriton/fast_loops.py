@@ -339,22 +339,15 @@ def select(cond: np.ndarray, x: np.ndarray, y: np.ndarray):
 # loop vectorizes; nsz: which of +0 and -0 a tie keeps is not defined (numpy's own reduce keeps
 # either, depending on how its SIMD lanes split the row).
 @numba.njit(cache=True, fastmath={"nnan", "nsz", "reassoc"})
-def _row_max(src, out):
+def _row_extreme(src, out, largest):
     for r in range(src.shape[0]):
         m = src[r, 0]
-        for j in range(1, src.shape[1]):
-            v = src[r, j]
-            m = v if v > m else m
-        out[r] = m
-
-
-@numba.njit(cache=True, fastmath={"nnan", "nsz", "reassoc"})
-def _row_min(src, out):
-    for r in range(src.shape[0]):
-        m = src[r, 0]
-        for j in range(1, src.shape[1]):
-            v = src[r, j]
-            m = v if v < m else m
+        if largest:
+            for j in range(1, src.shape[1]):
+                m = src[r, j] if src[r, j] > m else m
+        else:
+            for j in range(1, src.shape[1]):
+                m = src[r, j] if src[r, j] < m else m
         out[r] = m
 
 
@@ -413,7 +406,7 @@ def row_extreme(v: np.ndarray, largest: bool):
     if not _short_rows(v, _ROW_TYPES) or (v.dtype.kind == "f" and np.isnan(v).any()):
         return None
     out = np.empty(v.shape[:-1], v.dtype)
-    (_row_max if largest else _row_min)(v.reshape(-1, v.shape[-1]), out.reshape(-1))
+    _row_extreme(v.reshape(-1, v.shape[-1]), out.reshape(-1), largest)
     return out
 
 
