@@ -438,3 +438,37 @@ def bounds(c: np.ndarray) -> tuple:
         lo, hi = _bounds(c.reshape(-1))
         return int(lo), int(hi)
     return int(c.min()), int(c.max())
+
+
+@numba.njit(cache=True)
+def _mask_boxes(m, starts, stops):
+    """Per row r of m (rows, a, b): the smallest box [starts, stops) of axes (a, b) holding
+    every set lane; returns whether each nonempty row's lanes fill their box, and how many."""
+    box = True
+    kept = np.zeros(m.shape[0], np.int64)
+    for r in range(m.shape[0]):
+        lo0, hi0, lo1, hi1, n = m.shape[1], -1, m.shape[2], -1, 0
+        for i in range(m.shape[1]):
+            for j in range(m.shape[2]):
+                if m[r, i, j]:
+                    n += 1
+                    lo0 = min(lo0, i)
+                    hi0 = max(hi0, i)
+                    lo1 = min(lo1, j)
+                    hi1 = max(hi1, j)
+        kept[r] = n
+        if n:
+            starts[r, 0], stops[r, 0], starts[r, 1], stops[r, 1] = lo0, hi0 + 1, lo1, hi1 + 1
+            box &= n == (hi0 + 1 - lo0) * (hi1 + 1 - lo1)
+    return box, kept
+
+
+def mask_boxes(m: np.ndarray):
+    """For a bool mask (rows, *lanes) of at most two lane axes: (whether every row's set lanes
+    fill a box, the boxes' starts and stops (rows, lane axes), set lanes per row).  One pass,
+    where numpy's any / argmax / sum over each axis took a millisecond a matmul tile load."""
+    rows, lanes = m.shape[0], m.shape[1:]
+    m3 = np.ascontiguousarray(m).view(np.uint8).reshape((rows,) + (1,) * (2 - len(lanes)) + lanes)
+    starts, stops = np.zeros((rows, 2), np.int64), np.zeros((rows, 2), np.int64)
+    box, kept = _mask_boxes(m3, starts, stops)
+    return box, starts[:, 2 - len(lanes):], stops[:, 2 - len(lanes):], kept

@@ -11,7 +11,7 @@ import numpy as np
 
 from .dtypes import constexpr_value
 from . import dtypes as D
-from . import addresses, block_ptr, context, counting
+from . import addresses, block_ptr, context, counting, fast_loops
 from .storage import Buffer, OutOfBoundsError, Region, Window, window, program_view  # noqa: F401 (OutOfBoundsError: users import it here)
 from .tensor import FROM_ABOVE, POISON, broadcast_shape, tensor, to_tensor, broadcast_rows
 from .affine import affine_bounds
@@ -123,35 +123,43 @@ def _affine_in_bounds(pointer):
     return base, tuple(kept)
 
 
-def _masked_box(pointer, m):
-    """A mask the same for every program that keeps a box of the block (on each axis one run of
-    lanes: `cols < n_cols` of a row that does not fill its block, a tile's ragged edge), on an
-    affine pointer: (the pointer cut to the box, the box's slices of the block), or None.  The
-    access is then a strided window of the box, where lane-by-lane offsets and a gather cost
-    ten times more (Triton's softmax at 1823 x 781 in blocks of 1024).  An empty box gives
-    (None, None): nothing is read or written."""
-    if pointer.aff is None or m.shape[0] != 1 or not pointer.shape:
+def _masked_boxes(pointer, m):
+    """A mask that keeps a box of each program's block (on each axis one run of lanes: `cols <
+    n_cols` of a row that does not fill its block, the ragged edge of a matmul's edge tiles), on
+    an affine pointer: [(the programs, None for all, the pointer cut to their box, the box's
+    slices of the block)], one entry per distinct box and none for programs that keep nothing;
+    None when some program's mask is not a box.  The access is then a strided window per box,
+    where lane-by-lane offsets and a gather cost ten times more (Triton's softmax at 1823 x 781
+    in blocks of 1024)."""
+    if pointer.aff is None or not pointer.shape:
         return None
-    lanes = m[0]
-    if not lanes.any():
-        return None, None
-    nd = lanes.ndim
-    cuts = []
-    for j in range(nd):
-        if lanes.shape[j] == 1:
-            cuts.append(slice(0, pointer.shape[j]))
-            continue
-        on = np.flatnonzero(lanes.any(axis=tuple(k for k in range(nd) if k != j)))
-        if on[-1] + 1 - on[0] != on.size:
-            return None                             # not one run of lanes
-        cuts.append(slice(int(on[0]), int(on[-1]) + 1))
-    sub = lanes[tuple(cuts[j] if lanes.shape[j] > 1 else slice(None) for j in range(nd))]
-    if not sub.all():
-        return None                                 # not a box: holes inside the runs
     c, steps = pointer.aff
-    start = sum(s * cut.start for s, cut in zip(steps, cuts))
-    shape = tuple(cut.stop - cut.start for cut in cuts)
-    return tensor(None, pointer.dtype, shape, aff=(c + start, steps), buf=pointer.buf), tuple(cuts)
+    rows, nd = m.shape[0], m.ndim - 1        # the mask's rows: 1 when it is the same for every program
+                                             # (blocks of one or two axes: the others take the general path)
+    if rows != 1 and c.shape[0] not in (1, rows):
+        return None
+    if nd > 2:
+        return None
+    box, starts, stops, kept = fast_loops.mask_boxes(m)       # one compiled pass over the mask
+    if not box:
+        return None                                 # some program's lanes are not one box
+    full = np.array(m.shape[1:]) == 1               # axes the mask does not vary along: the whole block
+    starts = np.where(full, 0, starts)
+    stops = np.where(full, np.array(pointer.shape, np.int64), stops)
+    some = np.flatnonzero(kept)
+    if not some.size:
+        return []
+    keys, which = np.unique(np.concatenate([starts, stops], axis=1)[some], axis=0, return_inverse=True)
+    which = which.reshape(-1)
+    out = []
+    for g, key in enumerate(keys.tolist()):
+        idx = None if rows == 1 else some[which == g]
+        cuts = tuple(slice(a, b) for a, b in zip(key[:nd], key[nd:]))
+        first = sum(s * cut.start for s, cut in zip(steps, cuts))
+        base = (c if idx is None or c.shape[0] == 1 else c[idx]) + first
+        shape = tuple(cut.stop - cut.start for cut in cuts)
+        out.append((idx, tensor(None, pointer.dtype, shape, aff=(base, steps), buf=pointer.buf), cuts))
+    return out
 
 
 def program_addresses(pointer):
@@ -330,27 +338,47 @@ def _fill(other, buf, src, pointer):
 
 
 def _box_load(pointer, m, other, src, buf):
-    """A load whose mask keeps a box (_masked_box): `other` everywhere, then the box's window."""
-    found = _masked_box(pointer, m)
-    if found is None:
+    """A load whose mask keeps a box of each block (_masked_boxes): `other` everywhere, then
+    each box's window."""
+    boxes = _masked_boxes(pointer, m)
+    if boxes is None:
         return None
-    sub, cuts = found
-    rows = pointer.aff[0].shape[0]
     fill = _fill(other, buf, src, pointer)
-    if isinstance(fill, np.ndarray) and fill.ndim:
-        rows = max(rows, fill.shape[0])
-    if sub is None:                                 # every lane masked off
-        out = np.empty((rows,) + tuple(pointer.shape), src.dtype)
-        np.copyto(out, fill)
-        return tensor(out, buf.dtype, pointer.shape)
-    fast = _affine_in_bounds(sub)
-    if fast is None:
-        return None                                 # a kept lane out of bounds: the general path says which
-    base, steps = fast
+    rows = max(pointer.aff[0].shape[0], m.shape[0], fill.shape[0] if isinstance(fill, np.ndarray) and fill.ndim else 1)
+    windows = []
+    for idx, sub, cuts in boxes:
+        fast = _affine_in_bounds(sub)
+        if fast is None:
+            return None                             # a kept lane out of bounds: the general path says which
+        windows.append((idx, fast, sub.shape, cuts))
     out = np.empty((rows,) + tuple(pointer.shape), src.dtype)
     np.copyto(out, fill)
-    out[(slice(None),) + cuts] = window(src, steps, sub.shape)[base]
+    for idx, (base, steps), shape, cuts in windows:
+        out[(slice(None) if idx is None else idx,) + cuts] = window(src, steps, shape)[base]
     return tensor(out, buf.dtype, pointer.shape)
+
+
+def _box_store(pointer, m, vals, st) -> bool:
+    """A store whose mask keeps a box of each block (_masked_boxes), as a window per box; False
+    when it does not, or a kept lane is out of bounds (the general path then says which)."""
+    boxes = _masked_boxes(pointer, m)
+    if boxes is None:
+        return False
+    puts = []
+    for idx, sub, cuts in boxes:
+        fast = _affine_in_bounds(sub)
+        if fast is None:
+            return False
+        base, steps = fast
+        lanes = tuple(cut if n > 1 else slice(None) for cut, n in zip(cuts, vals.shape[1:]))
+        part = vals[(slice(None) if idx is None or vals.shape[0] == 1 else idx,) + lanes]
+        part = broadcast_rows(part, (max(base.shape[0], part.shape[0]),) + sub.shape)
+        if base.shape[0] < part.shape[0]:
+            base = broadcast_rows(base, part.shape[:1])
+        puts.append((Window(base, steps, sub.shape), part))
+    for target, part in puts:
+        st.put(target, part)
+    return True
 
 
 def _borrow_active_blocks(pointer, m):
@@ -466,19 +494,8 @@ def store(pointer, value, mask=None, boundary_check=(), cache_modifier="", evict
             base, steps = fast
             st.put(Window(base, steps, pointer.shape), np.broadcast_to(vals, (rows,) + pointer.shape)[sel])
             return None
-    if m is not None:
-        found = _masked_box(pointer, m)
-        if found is not None and found[0] is None:
-            return None                             # every lane masked off
-        fast = _affine_in_bounds(found[0]) if found is not None else None
-        if fast is not None:                        # the box of the block, as a window
-            base, steps = fast
-            part = vals[(slice(None),) + tuple(cut if n > 1 else slice(None) for cut, n in zip(found[1], vals.shape[1:]))]
-            part = broadcast_rows(part, (max(base.shape[0], part.shape[0]),) + found[0].shape)
-            if base.shape[0] < part.shape[0]:
-                base = broadcast_rows(base, part.shape[:1])
-            st.put(Window(base, steps, found[0].shape), part)
-            return None
+    if m is not None and _box_store(pointer, m, vals, st):
+        return None
     off, m = materialized(pointer, m, "store", vals.shape[0])
     vals = np.broadcast_to(vals, off.shape)
     if m is None:

@@ -41,8 +41,8 @@ def test_a_row_shorter_than_its_block(n, monkeypatch):
     src = np.random.default_rng(0).standard_normal((rows, n)).astype(np.float32)
     keep = src.copy()
     boxes = []
-    found = memory._masked_box
-    monkeypatch.setattr(memory, "_masked_box", lambda p, m: boxes.append(found(p, m)) or boxes[-1])
+    found = memory._masked_boxes
+    monkeypatch.setattr(memory, "_masked_boxes", lambda p, m: boxes.append(found(p, m)) or boxes[-1])
     dst = np.full((rows, block), np.nan, np.float32)
     copy_rows[(rows,)](src, dst, n, n, OTHER=-3.5, BLOCK=block)
     want = np.full((rows, block), -3.5, np.float32)
@@ -50,9 +50,9 @@ def test_a_row_shorter_than_its_block(n, monkeypatch):
     np.testing.assert_array_equal(dst, want)
     np.testing.assert_array_equal(src, keep * 2)      # the last row's lanes past the array are not written
     if 0 < n < block:   # the box path took both accesses (a full row has no mask)
-        assert len(boxes) == 2 and all(b is not None and b[0] is not None for b in boxes)
+        assert len(boxes) == 2 and all(b and b[0][1] is not None for b in boxes)
     if n == 0:          # the load's box is empty (the store, masked per program, never asks)
-        assert boxes == [(None, None)]
+        assert boxes == [[]]
 
 
 @pytest.mark.parametrize("M, N, LO", [(5, 7, 0), (8, 8, 3), (1, 16, 15)])
@@ -64,6 +64,39 @@ def test_a_tile_box(M, N, LO):
     want = np.full((progs, bm, bn), -1.0, np.float32)
     want[:, :M, LO:N] = src[:, :, LO:]
     np.testing.assert_array_equal(dst, want)
+
+
+@mt.jit
+def scale_tiles(src, dst, M, N, TRIANGLE: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr):
+    tiles_n = tl.cdiv(N, BN)
+    rows = tl.program_id(0) // tiles_n * BM + tl.arange(0, BM)[:, None]
+    cols = tl.program_id(0) % tiles_n * BN + tl.arange(0, BN)[None, :]
+    keep = (rows < M) & (cols < N)
+    if TRIANGLE:
+        keep = keep & (cols <= rows)
+    x = tl.load(src + rows * N + cols, mask=keep, other=-5.0)
+    tl.store(dst + rows * N + cols, x * 2.0 + 1.0, mask=keep)
+
+
+@pytest.mark.parametrize("M, N, triangle", [(37, 50, False), (64, 64, False), (5, 70, False), (37, 50, True)])
+def test_edge_tiles_each_with_their_own_box(M, N, triangle, monkeypatch):
+    """A matmul's edge tiles keep a smaller box than the inner ones: one window per distinct box.
+    A triangle is no box: the lane-by-lane path, with the same answer."""
+    bm, bn = 16, 32
+    src = np.random.default_rng(1).standard_normal((M, N)).astype(np.float32)
+    dst = np.full((M, N), np.nan, np.float32)
+    boxes = []
+    found = memory._masked_boxes
+    monkeypatch.setattr(memory, "_masked_boxes", lambda p, m: boxes.append(found(p, m)) or boxes[-1])
+    scale_tiles[(-(-M // bm) * -(-N // bn),)](src, dst, M, N, TRIANGLE=triangle, BM=bm, BN=bn)
+    want = src * 2 + 1
+    if triangle:
+        want = np.where(np.arange(N)[None, :] <= np.arange(M)[:, None], want, np.nan)
+    np.testing.assert_array_equal(dst, want)
+    if triangle:
+        assert boxes and all(b is None for b in boxes)
+    elif M % bm or N % bn:
+        assert boxes and all(b is not None and len(b) > 1 for b in boxes)      # several distinct boxes
 
 
 def test_a_mask_with_holes_takes_the_lane_by_lane_path():
