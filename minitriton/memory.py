@@ -149,10 +149,13 @@ def _masked_boxes(pointer, m):
     some = np.flatnonzero(kept)
     if not some.size:
         return []
-    keys, which = np.unique(np.concatenate([starts, stops], axis=1)[some], axis=0, return_inverse=True)
-    which = which.reshape(-1)
+    bounds = np.concatenate([starts, stops], axis=1)[some]
+    code = bounds[:, 0]                             # one integer per box (np.unique over rows sorts
+    for k in range(1, bounds.shape[1]):             # structured records: ten times slower)
+        code = code * (max(pointer.shape) + 1) + bounds[:, k]
+    _, first, which = np.unique(code, return_index=True, return_inverse=True)
     out = []
-    for g, key in enumerate(keys.tolist()):
+    for g, key in enumerate(bounds[first].tolist()):
         idx = None if rows == 1 else some[which == g]
         cuts = tuple(slice(a, b) for a, b in zip(key[:nd], key[nd:]))
         first = sum(s * cut.start for s, cut in zip(steps, cuts))
