@@ -158,8 +158,8 @@ def _masked_boxes(pointer, m):
     for g, key in enumerate(bounds[first].tolist()):
         idx = None if rows == 1 else some[which == g]
         cuts = tuple(slice(a, b) for a, b in zip(key[:nd], key[nd:]))
-        first = sum(s * cut.start for s, cut in zip(steps, cuts))
-        base = (c if idx is None or c.shape[0] == 1 else c[idx]) + first
+        offset = sum(s * cut.start for s, cut in zip(steps, cuts))
+        base = (c if idx is None or c.shape[0] == 1 else c[idx]) + offset
         shape = tuple(cut.stop - cut.start for cut in cuts)
         out.append((idx, tensor(None, pointer.dtype, shape, aff=(base, steps), buf=pointer.buf), cuts))
     return out
@@ -363,9 +363,11 @@ def _box_load(pointer, m, other, src, buf):
 
 def _box_store(pointer, m, vals, st) -> bool:
     """A store whose mask keeps a box of each block (_masked_boxes), as a window per box; False
-    when it does not, or a kept lane is out of bounds (the general path then says which)."""
+    when it does not, a kept lane is out of bounds (the general path then says which), or boxes
+    of different programs may overlap: written box by box, the later program would not always
+    write last, as it does when programs run in order."""
     boxes = _masked_boxes(pointer, m)
-    if boxes is None:
+    if boxes is None or len(boxes) > 1 and _may_overlap(boxes):
         return False
     puts = []
     for idx, sub, cuts in boxes:
@@ -382,6 +384,15 @@ def _box_store(pointer, m, vals, st) -> bool:
     for target, part in puts:
         st.put(target, part)
     return True
+
+
+def _may_overlap(boxes) -> bool:
+    """Whether the spans of memory the programs' boxes cover (first to last element) meet."""
+    lo = np.concatenate([np.broadcast_to(sub.aff[0], (1 if idx is None else idx.size,)) for idx, sub, _ in boxes])
+    hi = np.concatenate([np.broadcast_to(sub.aff[0] + sum(s * (n - 1) for s, n in zip(sub.aff[1], sub.shape)),
+                                         (1 if idx is None else idx.size,)) for idx, sub, _ in boxes])
+    order = np.argsort(lo, kind="stable")
+    return bool(np.any(lo[order][1:] <= np.maximum.accumulate(hi[order])[:-1]))
 
 
 def _borrow_active_blocks(pointer, m):

@@ -99,6 +99,26 @@ def test_edge_tiles_each_with_their_own_box(M, N, triangle, monkeypatch):
         assert boxes and all(b is not None and len(b) > 1 for b in boxes)      # several distinct boxes
 
 
+@mt.jit
+def overlapping_boxes(dst, BLOCK: tl.constexpr):
+    pid = tl.program_id(0)
+    rows = tl.arange(0, BLOCK)[:, None]
+    cols = tl.arange(0, BLOCK)[None, :]
+    value = tl.zeros((BLOCK, BLOCK), tl.float32) + pid
+    tl.store(dst + rows * BLOCK + cols, value, mask=(rows < BLOCK - pid) & (cols >= pid % 3))
+
+
+def test_programs_storing_overlapping_boxes_write_in_program_order():
+    """Every program writes a different box of the same tile: the later program's value stays
+    wherever boxes overlap, as when the programs run one after another."""
+    lockstep, alone = np.full((8, 8), -1.0, np.float32), np.full((8, 8), -1.0, np.float32)
+    overlapping_boxes[(6,)](lockstep, BLOCK=8)
+    with mt.one_program_at_a_time():
+        overlapping_boxes[(6,)](alone, BLOCK=8)
+    np.testing.assert_array_equal(lockstep, alone)
+    assert lockstep[0, 7] == 5 and lockstep[7, 0] == 0
+
+
 def test_a_mask_with_holes_takes_the_lane_by_lane_path():
     src = np.arange(4 * 64, dtype=np.float32)
     dst = np.zeros_like(src)
