@@ -158,8 +158,8 @@ def blas_returned():
 
 def _parts(full, least=None) -> list:
     """Row bounds [0, ..., rows] of one part per thread ([0, rows]: one part) for a result of
-    `least` elements or more (PARALLEL_ELEMENTS) while no BLAS worker spins (blas_returned).  A part is at least `least` / 2 elements and
-    starts on a multiple of PART_ALIGN elements."""
+    `least` elements or more (PARALLEL_ELEMENTS) while no BLAS worker spins (blas_returned).
+    A part is at least `least` / 2 elements and starts on a multiple of PART_ALIGN elements."""
     least = PARALLEL_ELEMENTS if least is None else least
     rows = full[0] if full else 1
     if time.perf_counter() - _blas_returned < BLAS_SPIN:

@@ -116,7 +116,8 @@ def index_kernel(seed):
     return ("import minitriton as mt\nimport minitriton.language as tl\n\n@mt.jit\n"
             "def kern(A, OA, OM, P, S, N: tl.constexpr, SCALAR: tl.constexpr):\n    pid = tl.program_id(0)\n"
             "    if SCALAR:\n        va = pid * S - 40\n        vm = tl.load(A + pid * N)\n"
-            "    else:\n        va = pid * S - 40 + tl.arange(0, N) * 3\n        vm = tl.load(A + pid * N + tl.arange(0, N))\n"
+            "    else:\n        va = pid * S - 40 + tl.arange(0, N) * 3\n"
+            "        vm = tl.load(A + pid * N + tl.arange(0, N))\n"
             + "\n".join(lines) + "\n")
 
 
