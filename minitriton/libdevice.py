@@ -11,7 +11,7 @@ import math
 import numpy as np
 from scipy import special
 
-from . import dtypes as D, expressions
+from . import dtypes as D, expressions, fast_loops
 from .tensor import POOL, broadcast_shape, tensor, to_tensor
 from .arithmetic import POOLED_BYTES, elementwise_alu, rows_aligned, operands
 
@@ -78,11 +78,11 @@ def _tgamma(v):
 
 
 def _erf(v):
-    return np.vectorize(math.erf, otypes=[np.float64])(v).astype(v.dtype)
+    return fast_loops.erf(v).astype(v.dtype)
 
 
 def _erfc(v):
-    return np.vectorize(math.erfc, otypes=[np.float64])(v).astype(v.dtype)
+    return fast_loops.erfc(v).astype(v.dtype)
 
 
 acos, acosh, asin, asinh = (_unary(n, f) for n, f in (("acos", np.arccos), ("acosh", np.arccosh),

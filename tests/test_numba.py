@@ -1,5 +1,7 @@
 """The numba loops: half-precision conversions bit-exact with numpy's (NaN payloads too), row
 reductions with numpy's bits, the masked select."""
+import math
+
 import numpy as np
 
 from minitriton import fast_loops as N
@@ -93,3 +95,12 @@ def test_bounds_is_min_and_max_as_python_ints():
               rng.integers(-5, 5, 40).astype(np.int32), rng.integers(0, 100, 50)[::3]):
         lo, hi = N.bounds(c)
         assert (lo, hi) == (int(c.min()), int(c.max())) and type(lo) is int and type(hi) is int
+
+
+def test_compiled_erf_has_pythons_bits():
+    x = np.concatenate([np.random.default_rng(5).standard_normal(1 << 16) * 4,
+                        [0.0, -0.0, np.inf, -np.inf, 1e-300, -5e-324, 30.0, -30.0, 1e300]])
+    for fast, slow in ((N.erf, math.erf), (N.erfc, math.erfc)):
+        want = np.array([slow(v) for v in x])
+        assert np.array_equal(fast(x).view(np.uint64), want.view(np.uint64))
+        assert np.isnan(fast(np.array([np.nan])))[0]
