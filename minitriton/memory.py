@@ -355,7 +355,13 @@ def _box_load(pointer, m, other, src, buf):
             return None                             # a kept lane out of bounds: the general path says which
         windows.append((idx, fast, sub.shape, cuts))
     out = np.empty((rows,) + tuple(pointer.shape), src.dtype)
-    np.copyto(out, fill)
+    whole = [idx for idx, _, shape, _ in windows if shape == tuple(pointer.shape)]     # boxes that are the block
+    if whole and np.ndim(fill) == 0 and all(idx is not None for idx in whole):
+        partial = np.ones(rows, bool)               # `other` only for the programs with a masked lane
+        partial[np.concatenate(whole)] = False
+        out[partial] = fill
+    else:
+        np.copyto(out, fill)
     for idx, (base, steps), shape, cuts in windows:
         out[(slice(None) if idx is None else idx,) + cuts] = window(src, steps, shape)[base]
     return tensor(out, buf.dtype, pointer.shape)
@@ -387,10 +393,29 @@ def _box_store(pointer, m, vals, st) -> bool:
 
 
 def _may_overlap(boxes) -> bool:
-    """Whether the spans of memory the programs' boxes cover (first to last element) meet."""
-    lo = np.concatenate([np.broadcast_to(sub.aff[0], (1 if idx is None else idx.size,)) for idx, sub, _ in boxes])
-    hi = np.concatenate([np.broadcast_to(sub.aff[0] + sum(s * (n - 1) for s, n in zip(sub.aff[1], sub.shape)),
-                                         (1 if idx is None else idx.size,)) for idx, sub, _ in boxes])
+    """Whether boxes of different programs may share an element.  Boxes of rows with one step
+    between their elements, `stride` between their rows (a tile of a row-major array, stored
+    as it is or transposed), are rectangles of an array `stride` wide, compared exactly (edge
+    tiles sit beside each other); others by the spans they cover, first to last element."""
+    bases = [np.broadcast_to(sub.aff[0], (1 if idx is None else idx.size,)) for idx, sub, _ in boxes]
+    steps = {sub.aff[1] for _, sub, _ in boxes}
+    if len(steps) == 1 and len(next(iter(steps))) == 2 and 1 in next(iter(steps)) and sum(b.size for b in bases) <= 1024:
+        unit = next(iter(steps)).index(1)
+        stride = next(iter(steps))[1 - unit]
+        rects = []
+        for base, (_, sub, _) in zip(bases, boxes):
+            row, col = np.divmod(base, stride) if stride > 0 else (base * 0, base)
+            if stride <= 0 or np.any(col + sub.shape[unit] > stride):
+                break                               # a row of the box wraps: not a rectangle
+            rects.append(np.stack([row, row + sub.shape[1 - unit], col, col + sub.shape[unit]], axis=1))
+        else:
+            r = np.concatenate(rects)
+            meet = (r[:, None, 0] < r[None, :, 1]) & (r[None, :, 0] < r[:, None, 1]) & \
+                (r[:, None, 2] < r[None, :, 3]) & (r[None, :, 2] < r[:, None, 3])
+            np.fill_diagonal(meet, False)
+            return bool(meet.any())
+    lo = np.concatenate(bases)
+    hi = np.concatenate([b + sum(s * (n - 1) for s, n in zip(sub.aff[1], sub.shape)) for b, (_, sub, _) in zip(bases, boxes)])
     order = np.argsort(lo, kind="stable")
     return bool(np.any(lo[order][1:] <= np.maximum.accumulate(hi[order])[:-1]))
 
