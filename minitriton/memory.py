@@ -399,9 +399,10 @@ def _may_overlap(boxes) -> bool:
     tiles sit beside each other); others by the spans they cover, first to last element."""
     bases = [np.broadcast_to(sub.aff[0], (1 if idx is None else idx.size,)) for idx, sub, _ in boxes]
     steps = {sub.aff[1] for _, sub, _ in boxes}
-    if len(steps) == 1 and len(next(iter(steps))) == 2 and 1 in next(iter(steps)) and sum(b.size for b in bases) <= 1024:
-        unit = next(iter(steps)).index(1)
-        stride = next(iter(steps))[1 - unit]
+    step = next(iter(steps))
+    if len(steps) == 1 and len(step) == 2 and 1 in step and sum(b.size for b in bases) <= 1024:
+        unit = step.index(1)
+        stride = step[1 - unit]
         rects = []
         for base, (_, sub, _) in zip(bases, boxes):
             row, col = np.divmod(base, stride) if stride > 0 else (base * 0, base)
@@ -415,7 +416,8 @@ def _may_overlap(boxes) -> bool:
             np.fill_diagonal(meet, False)
             return bool(meet.any())
     lo = np.concatenate(bases)
-    hi = np.concatenate([b + sum(s * (n - 1) for s, n in zip(sub.aff[1], sub.shape)) for b, (_, sub, _) in zip(bases, boxes)])
+    hi = np.concatenate([b + sum(s * (n - 1) for s, n in zip(sub.aff[1], sub.shape))
+                         for b, (_, sub, _) in zip(bases, boxes)])
     order = np.argsort(lo, kind="stable")
     return bool(np.any(lo[order][1:] <= np.maximum.accumulate(hi[order])[:-1]))
 
