@@ -291,6 +291,67 @@ def int_block_fast(a, b, op):
     return affine_result(dt, shape, aff)
 
 
+def _steps_along(t: tensor, shape) -> list:
+    """t's step along each axis of `shape` (t broadcast to it): a number where its lanes step
+    evenly (affine, constant, or a run's axis), None where they vary otherwise."""
+    if t.aff is not None:
+        return list(aligned_steps(t, shape))
+    pad = len(shape) - len(t.shape)
+    steps = [0] * pad + [0 if n == 1 else None for n in t.shape]
+    if t.runs is not None:
+        _, axis, step = t.runs
+        steps[pad + axis] = step
+    return steps
+
+
+def _at_zero(t: tensor, nd: int, axis: int) -> np.ndarray:
+    """t's values (int64, rank 1 + nd, t broadcast to it) at index 0 of `axis`."""
+    pad = nd - len(t.shape)
+    v = t.runs[0] if t.runs is not None and t._v is None and t.runs[1] + pad == axis else t.v
+    v = v.reshape((v.shape[0],) + (1,) * pad + v.shape[1:])
+    if v.shape[axis + 1] > 1:
+        v = v[(slice(None),) * (axis + 1) + (slice(0, 1),)]
+    return v.astype(np.int64, copy=False)
+
+
+_runs = True
+
+
+def set_runs(on: bool) -> bool:
+    """Switch runs_of (tests compare loads both ways); returns the previous setting."""
+    global _runs
+    prev, _runs = _runs, bool(on)
+    return prev
+
+
+def runs_of(a: tensor, b: tensor, op: str, shape, dt):
+    """a op b (add or sub, in dt) as runs when it steps evenly along one axis in every program:
+    value[..., j, ...] = starts + j * step, only `starts` computed (the value at j = 0).  An
+    embedding's `idx[:, None] * D + cols[None, :]`, a matmul's wrapped rows `offs_am[:, None] *
+    stride_am + offs_k[None, :]`: a load then reads run by run (memory.load) instead of lane by
+    lane, and nothing builds the block of offsets.  None when no axis steps evenly, or a run
+    would leave dt's range (where values wrap, runs do not hold)."""
+    if not _runs or op not in ("add", "sub") or dt.kind != "i" or dt.bits < 32 or not shape \
+            or a.dtype.kind != "i" or b.dtype.kind != "i":
+        return None
+    sa, sb = _steps_along(a, shape), _steps_along(b, shape)
+    sign = 1 if op == "add" else -1
+    for axis in range(len(shape) - 1, -1, -1):
+        if shape[axis] > 1 and sa[axis] is not None and sb[axis] is not None and sa[axis] + sign * sb[axis] > 0:
+            break
+    else:
+        return None
+    step = sa[axis] + sign * sb[axis]
+    za, zb = _at_zero(a, len(shape), axis), _at_zero(b, len(shape), axis)
+    starts = za + zb if op == "add" else za - zb
+    lo, hi = D.int_range(dt)
+    if not starts.size or int(starts.min()) < lo or int(starts.max()) + (shape[axis] - 1) * step > hi:
+        return None
+    out = tensor(None, dt, shape)
+    out.runs = (starts, axis, step)
+    return out
+
+
 FLIPPED = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le", "eq": "eq", "ne": "ne"}
 
 

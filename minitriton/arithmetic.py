@@ -11,7 +11,7 @@ from . import context, expressions
 from . import dtypes as D
 from .expressions import Expression
 from .affine import (COMPARE, affine_block_fast, affine_compare, affine_int_fast, affine_result, int_block_fast,
-                     int_div, keep_affine, scalar_int_fast)
+                     int_div, keep_affine, runs_of, scalar_int_fast)
 from .dtypes import constexpr_value
 from .tensor import FROM_ABOVE, POOL, broadcast_shape, tensor, to_tensor, round_to
 
@@ -203,6 +203,10 @@ def binary(a, b, op: str) -> tensor:
     aff = keep_affine(a, b, op, shape) if dt.is_int() and not dt.is_bool() else None
     if aff is not None:
         return affine_result(dt, shape, aff)
+    if dt.kind == "i" and op in ("add", "sub"):
+        runs = runs_of(a, b, op, shape, dt)
+        if runs is not None:
+            return runs
     if op in COMPARE and dt.kind == "i":
         decided = affine_compare(a, b, op, shape)
         if decided is not None:

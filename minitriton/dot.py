@@ -173,7 +173,7 @@ def _concat_k(ts, axis):
         return ts[0]   # (a lone window still becomes a view below when it can: one call for all programs)
     first = ts[0]
     shape = list(first.shape)
-    shape[axis] *= len(ts)
+    shape[axis] = builtins.sum(t.shape[axis] for t in ts)
     shape = tuple(shape)
     if all(t.win is not None for t in ts) and all(t.shape == first.shape for t in ts):
         src, base, steps = first.win
@@ -186,6 +186,11 @@ def _concat_k(ts, axis):
             t = tensor(None, first.dtype, shape)  # one window per program: read in place by the product
             t.win = (src, base, steps)
             return t
+    if all(t.shared is not None and t._v is None for t in ts) and \
+            all(np.array_equal(t.shared[1], first.shared[1]) for t in ts[1:]):
+        out = tensor(None, first.dtype, shape)  # blocks shared alike by the programs: concatenated once
+        out.shared = (np.concatenate([t.shared[0] for t in ts], axis=axis + 1), first.shared[1])
+        return out
     rows = builtins.max(t.rows for t in ts)
     parts = [np.broadcast_to(t.v, (rows,) + t.shape) for t in ts]
     return tensor(np.concatenate(parts, axis=axis + 1), first.dtype, shape)
@@ -221,7 +226,8 @@ class DotChain:
                                  + [acc.rows if acc is not None else 1])
         # bytes of operand copies the chain keeps alive (windows into arguments cost nothing)
         self.held = (parent.held if parent is not None else 0) + \
-            builtins.sum(t._v.nbytes for t in ops_ if t.win is None and t._v is not None)
+            builtins.sum(t._v.nbytes if t._v is not None else t.shared[0].nbytes for t in ops_
+                         if t.win is None and (t._v is not None or t.shared is not None))
 
     def extends(self, out_dtype, prec, in_dtype):
         return self.out_dtype is out_dtype and self.prec == prec and self.terms[0][0].dtype is in_dtype \
@@ -274,6 +280,10 @@ class DotChain:
     def _product(self, a, b, acc):
         if len(a.shape) == 2 and (_windowed(a) or _windowed(b)):
             return self._finish(_per_program_matmul(a, b, self._prepare), acc)
+        if len(a.shape) == 2 and (a.shared is not None and a._v is None or b.shared is not None and b._v is None):
+            prod = _shared_matmul(a, b, self._prepare)
+            if prod is not None:
+                return self._finish(prod, acc)
         va, vb = _dot_operands(a, b)
         va, vb = self._prepare(va), self._prepare(vb)
         if acc is not None and len(a.shape) == 2 and type(acc.lazy) is Expression and \
@@ -347,6 +357,30 @@ def _per_program_matmul(a, b, prepare):
             out = POOL.empty((rows, a.shape[0], b.shape[1]), np.result_type(x, y))
         _matmul(x, y, out=out[p])
     return out
+
+
+def _blocks(t: tensor):
+    """(distinct blocks, which block each program has) of an operand."""
+    if t.shared is not None and t._v is None:
+        return t.shared
+    v = t.v
+    return v, np.arange(v.shape[0])
+
+
+def _shared_matmul(a, b, prepare):
+    """Every program's a @ b when programs share operand blocks (tensor.shared): one GEMM of
+    every distinct A block against every distinct B block, each program then picking its own
+    (as _grid_matmul does for blocks shared along a grid of programs); None when the pairs the
+    programs use are too few of all the pairs for that to pay."""
+    (ba, wa), (bb, wb) = _blocks(a), _blocks(b)
+    rows = builtins.max(wa.shape[0], wb.shape[0])
+    if ba.shape[0] * bb.shape[0] > 2 * rows:
+        return None
+    m, k, n = a.shape[0], a.shape[1], b.shape[1]
+    left = prepare(ba).reshape(ba.shape[0] * m, k)
+    right = np.ascontiguousarray(prepare(bb).transpose(1, 0, 2)).reshape(k, bb.shape[0] * n)
+    grid = _matmul(left, right).reshape(ba.shape[0], m, bb.shape[0], n)
+    return grid[np.broadcast_to(wa, (rows,)), :, np.broadcast_to(wb, (rows,)), :]
 
 
 def _union(active, other, has_other):

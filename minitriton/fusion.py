@@ -300,7 +300,8 @@ def dot_loop(rng, trip, carried, steps, accs, plain, dots):
 
 
 def _affine_pointer(p) -> bool:
-    return isinstance(p, tensor) and p.buf is not None and p.aff is not None
+    """A pointer block whose tiles a fused loop can extend: affine, or runs (affine.runs_of)."""
+    return isinstance(p, tensor) and p.buf is not None and (p.aff is not None or p.runs is not None)
 
 
 def _fusable_trips(r, trip, carried, incs):
@@ -339,9 +340,15 @@ def _all_true(m) -> bool:
 
 def _uniform_step(p0, p1):
     """p1 - p0 when it is one integer for every lane of every program, else None."""
-    if p0.buf is not p1.buf or p0.shape != p1.shape or p0.aff[1] != p1.aff[1]:
+    if p0.buf is not p1.buf or p0.shape != p1.shape:
         return None
-    d = p1.aff[0] - p0.aff[0]
+    if p0.aff is not None and p1.aff is not None and p0.aff[1] == p1.aff[1]:
+        d = p1.aff[0] - p0.aff[0]
+    elif p0.aff is None and p1.aff is None and p0.runs[1:] == p1.runs[1:] and p0.runs[0].shape == p1.runs[0].shape:
+        d = p1.runs[0] - p0.runs[0]
+    else:
+        return None
+    d = d.reshape(-1)
     return int(d[0]) if d.size and (d == d[0]).all() else None
 
 
@@ -351,8 +358,15 @@ def _extended(p, delta, axis, n):
     if p is None or delta is None or len(p.shape) < 2:
         return None
     d = axis % len(p.shape)
+    shape = p.shape[:d] + (p.shape[d] * n,) + p.shape[d + 1:]
+    if p.aff is None:       # runs along this axis: the same starts, longer runs
+        starts, run_axis, step = p.runs
+        if run_axis != d or p.shape[d] < 2 or step * p.shape[d] != delta:
+            return None
+        out = tensor(None, p.dtype, shape, buf=p.buf)
+        out.runs = p.runs
+        return out
     c, steps = p.aff
     if p.shape[d] < 2 or steps[d] == 0 or steps[d] * p.shape[d] != delta:
         return None
-    shape = p.shape[:d] + (p.shape[d] * n,) + p.shape[d + 1:]
     return tensor(None, p.dtype, shape, aff=(c, steps), buf=p.buf)

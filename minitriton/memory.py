@@ -33,7 +33,9 @@ def check_not_const(pointer: tensor):
 
 # ---------------------------------------------------------------- pointer arithmetic
 def _offsets(p: tensor) -> tensor:
-    return tensor(p._v, D.int64, p.shape, aff=p.aff)
+    t = tensor(p._v, D.int64, p.shape, aff=p.aff)
+    t.runs = p.runs
+    return t
 
 
 def pointer_binary(a, b, op):
@@ -50,7 +52,9 @@ def pointer_binary(a, b, op):
     if op not in ("add", "sub") or (op == "sub" and not ptr_first):
         raise TypeError(f"unsupported pointer operation '{op}'")
     r = binary(_offsets(ptr), other, op)
-    return tensor(r._v, ptr.dtype, r.shape, aff=r.aff, buf=ptr.buf)
+    out = tensor(r._v, ptr.dtype, r.shape, aff=r.aff, buf=ptr.buf)
+    out.runs = r.runs
+    return out
 
 
 def pointer_where(cond, x, y, every_program=False):
@@ -62,7 +66,9 @@ def pointer_where(cond, x, y, every_program=False):
         space = addresses.space()
         x, y = space.encoded(x), space.encoded(y)
     r = where(cond, _offsets(x), _offsets(y), every_program=every_program)
-    return tensor(r._v, x.dtype, r.shape, aff=r.aff, buf=x.buf)
+    out = tensor(r._v, x.dtype, r.shape, aff=r.aff, buf=x.buf)
+    out.runs = r.runs
+    return out
 
 
 # ---------------------------------------------------------------- access helpers
@@ -321,6 +327,10 @@ def load(pointer, mask=None, other=None, boundary_check=(), padding_option="", c
         if fill_rows is not None:
             m = ~fill_rows.reshape((-1,) + (1,) * len(pointer.shape))
     else:
+        if pointer.runs is not None:
+            loaded = _run_load(pointer, m, other, src, buf)
+            if loaded is not None:
+                return loaded
         boxed = _box_load(pointer, m, other, src, buf) if m is not None else None
         if boxed is not None:
             return boxed
@@ -331,11 +341,50 @@ def load(pointer, mask=None, other=None, boundary_check=(), padding_option="", c
     return tensor(vals, buf.dtype, pointer.shape)
 
 
+def _run_load(pointer, m, other, src, buf):
+    """A block whose offsets step evenly along one axis (affine.runs_of: an embedding's rows, a
+    matmul's wrapped rows) read as one strided window per run, not element by element, masked
+    lanes too (then replaced by `other`); None when a lane leaves the argument, masked or not
+    (the general path then reads only the lanes the mask keeps, or says where one is out).
+    Programs reading the same runs (a matmul's programs in one row of tiles) read them once:
+    the block is then `shared`, which a dot multiplies as one GEMM (dot.py)."""
+    starts, axis, step = pointer.runs
+    n = pointer.shape[axis]
+    starts = starts.reshape(starts.shape[:axis + 1] + starts.shape[axis + 2:]) + buf.origin
+    inside = int(starts.min()) >= buf.lo and int(starts.max()) + (n - 1) * step < buf.hi
+    if not inside and m is None:
+        return None
+    which = None
+    rows = starts.shape[0]
+    if rows > 2 and (m is None or m.shape[0] == 1) and not (isinstance(other, tensor) and other.rows > 1):
+        distinct, which = np.unique(starts.reshape(rows, -1), axis=0, return_inverse=True)
+        if 2 * distinct.shape[0] <= rows:
+            starts, which = distinct.reshape((-1,) + starts.shape[1:]), which.reshape(-1)
+        else:
+            which = None
+    if inside:
+        vals = np.moveaxis(window(src, (step,), (n,))[starts], -1, axis + 1)
+        vals = np.ascontiguousarray(np.broadcast_to(vals, (vals.shape[0],) + tuple(pointer.shape)))
+    else:       # a K tail: lanes past the argument must all be masked off, and are read clamped
+        ramp = (np.arange(n, dtype=np.int64) * step).reshape((n,) + (1,) * (len(pointer.shape) - axis - 1))
+        off = np.broadcast_to(np.expand_dims(starts, axis + 1) + ramp, (starts.shape[0],) + tuple(pointer.shape))
+        if (((off < buf.lo) | (off >= buf.hi)) & m).any():
+            return None
+        vals = src[np.clip(off, buf.lo, buf.hi - 1)]
+    if m is not None:
+        vals = np.where(m, vals, _fill(other, buf, src, pointer))
+    if which is None:
+        return tensor(vals, buf.dtype, pointer.shape)
+    out = tensor(None, buf.dtype, pointer.shape)
+    out.shared = (vals, which)
+    return out
+
+
 def _fill(other, buf, src, pointer):
     """A masked load's `other`, in the argument's container type, shaped to broadcast."""
     fill = np.zeros((), src.dtype) if other is None else to_tensor(other, _like(buf)).v
     fill = fill.astype(src.dtype, copy=False) if hasattr(fill, "astype") else fill
-    if isinstance(fill, np.ndarray) and fill.ndim > 1:
+    if isinstance(fill, np.ndarray) and fill.ndim >= 1:   # one per program (rows first), aligned to the block
         fill = fill.reshape((fill.shape[0],) + (1,) * (len(pointer.shape) + 1 - fill.ndim) + fill.shape[1:])
     return fill
 

@@ -222,7 +222,7 @@ def broadcast_shape(a, b):
 
 
 class tensor:
-    __slots__ = ("_v", "dtype", "shape", "aff", "buf", "pv", "owned", "win", "lazy")
+    __slots__ = ("_v", "dtype", "shape", "aff", "buf", "pv", "owned", "win", "lazy", "runs", "shared")
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         """`np.float32(2) * x` is the operator (numpy asks us first); `np.sin(x)` is refused."""
@@ -251,6 +251,8 @@ class tensor:
         self.owned = False  # _v came from POOL and nothing else refers to it
         self.win = None     # for a loaded block: (source array, per-program base offsets, element steps)
         self.lazy = None    # a deferred computation (dot.DotChain) that produces _v when first needed
+        self.runs = None    # (starts, axis, step): integers stepping evenly along one axis (affine.runs_of)
+        self.shared = None  # (blocks, which): program p's value is blocks[which[p]] (memory.load of runs)
 
     def __del__(self):
         if self.owned:
@@ -283,6 +285,11 @@ class tensor:
         elif self._v is None and self.win is not None:
             src, base, steps = self.win
             self._v = FROM_ABOVE["windows"](src, base, steps, self.shape)
+        elif self._v is None and self.runs is not None:
+            self._v = self._from_runs()
+        elif self._v is None and self.shared is not None:
+            blocks, which = self.shared
+            self._v = blocks[which]
         elif self._v is None:
             c, steps = self.aff
             if c.shape[0] == 1:  # a uniform index block (an arange, say): built once, reused
@@ -295,6 +302,13 @@ class tensor:
             else:
                 self._v = self._materialize()
         return self._v
+
+    def _from_runs(self):
+        starts, axis, step = self.runs
+        n = self.shape[axis]
+        ramp = np.arange(n, dtype=np.int64) * step
+        ramp = ramp.reshape((1,) * (axis + 1) + (n,) + (1,) * (len(self.shape) - axis - 1))
+        return np.broadcast_to(starts + ramp, (starts.shape[0],) + tuple(self.shape)).astype(self.container)
 
     def _materialize(self):
         c, steps = self.aff
@@ -328,6 +342,10 @@ class tensor:
             return self.win[1].shape[0]
         if self.pv is not None:
             return math.prod(self.pv.shape[:self.pv.ndim - len(self.shape)])
+        if self.runs is not None:
+            return self.runs[0].shape[0]
+        if self.shared is not None:
+            return self.shared[1].shape[0]
         return self.aff[0].shape[0]
 
     @property
