@@ -368,19 +368,19 @@ def _blocks(t: tensor):
 
 
 def _shared_matmul(a, b, prepare):
-    """Every program's a @ b when programs share operand blocks (tensor.shared): one GEMM of
-    every distinct A block against every distinct B block, each program then picking its own
-    (as _grid_matmul does for blocks shared along a grid of programs); None when the pairs the
-    programs use are too few of all the pairs for that to pay."""
+    """Every program's a @ b when programs share operand blocks (tensor.shared): every distinct
+    A block against every distinct B block, one GEMM per B block, each program then picking its
+    own (as _grid_matmul does for blocks shared along a grid of programs); None when the pairs
+    the programs use are too few of all the pairs for that to pay."""
     (ba, wa), (bb, wb) = _blocks(a), _blocks(b)
     rows = builtins.max(wa.shape[0], wb.shape[0])
     if ba.shape[0] * bb.shape[0] > 2 * rows:
         return None
-    m, k, n = a.shape[0], a.shape[1], b.shape[1]
+    m, k = a.shape
     left = prepare(ba).reshape(ba.shape[0] * m, k)
-    right = np.ascontiguousarray(prepare(bb).transpose(1, 0, 2)).reshape(k, bb.shape[0] * n)
-    grid = _matmul(left, right).reshape(ba.shape[0], m, bb.shape[0], n)
-    return grid[np.broadcast_to(wa, (rows,)), :, np.broadcast_to(wb, (rows,)), :]
+    grid = _matmul(left, prepare(bb))        # (B blocks, A blocks * m, n): one GEMM per B block
+    grid = grid.reshape(bb.shape[0], ba.shape[0], m, b.shape[1])
+    return grid[np.broadcast_to(wb, (rows,)), np.broadcast_to(wa, (rows,))]
 
 
 def _union(active, other, has_other):

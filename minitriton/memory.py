@@ -12,7 +12,7 @@ import numpy as np
 from .dtypes import constexpr_value
 from . import dtypes as D
 from . import addresses, block_ptr, context, counting, fast_loops
-from .storage import Buffer, OutOfBoundsError, Region, Window, window, program_view  # noqa: F401 (OutOfBoundsError: users import it here)
+from .storage import Buffer, OutOfBoundsError, Region, Window, as_strided, window, program_view  # noqa: F401 (OutOfBoundsError: users import it here)
 from .tensor import FROM_ABOVE, POISON, broadcast_shape, tensor, to_tensor, broadcast_rows
 from .affine import affine_bounds
 from .arithmetic import binary
@@ -357,14 +357,21 @@ def _run_load(pointer, m, other, src, buf):
     which = None
     rows = starts.shape[0]
     if rows > 2 and (m is None or m.shape[0] == 1) and not (isinstance(other, tensor) and other.rows > 1):
-        distinct, which = np.unique(starts.reshape(rows, -1), axis=0, return_inverse=True)
+        distinct, which = _distinct_rows(starts.reshape(rows, -1))
         if 2 * distinct.shape[0] <= rows:
-            starts, which = distinct.reshape((-1,) + starts.shape[1:]), which.reshape(-1)
+            starts = distinct.reshape((-1,) + starts.shape[1:])
         else:
             which = None
-    if inside:
-        vals = np.moveaxis(window(src, (step,), (n,))[starts], -1, axis + 1)
+    if inside and step == 1:    # each run contiguous: one window per run
+        vals = np.moveaxis(window(src, (1,), (n,))[starts], -1, axis + 1)
         vals = np.ascontiguousarray(np.broadcast_to(vals, (vals.shape[0],) + tuple(pointer.shape)))
+    elif inside:                # runs down columns: the columns taken from each of the n rows they cross
+        lo = int(starts.min())
+        rows_view = as_strided(src[lo:], (n, int(starts.max()) - lo + 1), (step * src.itemsize, src.itemsize),
+                               writeable=False)
+        vals = np.take(rows_view, (starts - lo).reshape(-1), axis=1).reshape((n,) + starts.shape)
+        vals = np.ascontiguousarray(np.broadcast_to(np.moveaxis(vals, 0, axis + 1),
+                                                    (starts.shape[0],) + tuple(pointer.shape)))
     else:       # a K tail: lanes past the argument must all be masked off, and are read clamped
         ramp = (np.arange(n, dtype=np.int64) * step).reshape((n,) + (1,) * (len(pointer.shape) - axis - 1))
         off = np.broadcast_to(np.expand_dims(starts, axis + 1) + ramp, (starts.shape[0],) + tuple(pointer.shape))
@@ -378,6 +385,19 @@ def _run_load(pointer, m, other, src, buf):
     out = tensor(None, buf.dtype, pointer.shape)
     out.shared = (vals, which)
     return out
+
+
+def _distinct_rows(a: np.ndarray):
+    """(the distinct rows of a, which of them each row is).  Rows are told apart by their first
+    element when that suffices (it does for a matmul's tiles), which one sort of a column finds;
+    otherwise by a sort of the whole rows."""
+    firsts, which = np.unique(a[:, 0], return_inverse=True)
+    pick = np.zeros(firsts.shape[0], np.int64)
+    pick[which] = np.arange(a.shape[0])
+    if (a == a[pick[which]]).all():
+        return a[pick], which
+    distinct, which = np.unique(a, axis=0, return_inverse=True)
+    return distinct, which.reshape(-1)
 
 
 def _fill(other, buf, src, pointer):
