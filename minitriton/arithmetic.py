@@ -83,7 +83,7 @@ def _pooled(ufunc, va, vb, dt, shape):
     return ufunc(va, vb, out=POOL.empty((rows,) + tuple(shape), va.dtype))
 
 
-_FLOAT_OPS = {"add": np.add, "sub": np.subtract, "mul": np.multiply}
+_FLOAT_OPS = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "truediv": np.true_divide}
 _NUMBERS = (float, int)
 
 
@@ -97,7 +97,7 @@ def _operand(t: tensor, nd: int):
 
 
 def _float_fast(a, b, op):
-    """fp32/fp64 block arithmetic (`x - mean`, `acc += x * x`, `p * scale`): the hot path of
+    """fp32/fp64 block arithmetic (`x - mean`, `acc += x * x`, `p * scale`, `num / den`): the hot path of
     normalisation and attention kernels, computed in the operands' own type with none of the
     general path's questions (no rounding to a narrower type, no integer rules, no pointers);
     the same answer as the general path, which takes every other case.  Big results are

@@ -6,8 +6,8 @@ A normalisation kernel's arithmetic is a string of elementwise steps,
 
 and numpy runs each step as a pass over memory, writing a temporary that the next step reads
 back: four passes and three temporaries of the whole block, where one pass would do.  So when
-a result is big (MIN_ELEMENTS), arithmetic.binary does not compute an fp32/fp64 `+`, `-` or
-`*`: it returns a tensor whose value is an `Expression` over the operands' arrays.  Arithmetic on
+a result is big (MIN_ELEMENTS), arithmetic.binary does not compute an fp32/fp64 `+`, `-`, `*`
+or `/`: it returns a tensor whose value is an `Expression` over the operands' arrays.  Arithmetic on
 that tensor extends the expression; the first use of the values (a store, a reduction, any
 operation that reads them) compiles the expression with numba into one ufunc and runs it.
 
@@ -46,8 +46,8 @@ MAX_NODES = 12           # steps in one expression (each leaf and operation coun
 PARALLEL_ELEMENTS = 1 << 20   # results this big are cut into one part per thread
 PARALLEL_UNARY = 1 << 17      # the same for a one-operand ufunc
 PART_ALIGN = 64          # elements: a part starts on a multiple of this (whole SIMD vectors in numpy's loops)
-_SYMBOLS = {"add": "+", "sub": "-", "mul": "*"}
-_NUMPY = {"add": np.add, "sub": np.subtract, "mul": np.multiply}
+_SYMBOLS = {"add": "+", "sub": "-", "mul": "*", "truediv": "/"}
+_NUMPY = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "truediv": np.true_divide}
 _COMPILED: dict = {}
 _UNARY: dict = {}        # "ufunc:name" -> the ufunc of a deferred one-operand step (unary)
 _enabled = True
@@ -349,7 +349,8 @@ def _compile_looped(key, lines, result, kinds):
          f"        o = y[i * sy:i * sy + n]\n{per_row}"
          f"        for j in range(n):\n{loaded}{steps}"
          f"            o[j] = {result}\n", namespace)
-    fn = _COMPILED[key] = numba.njit(nogil=True)(namespace["expression"])
+    # error_model="numpy": x / 0 is inf (or nan), as numpy gives, not Python's ZeroDivisionError
+    fn = _COMPILED[key] = numba.njit(nogil=True, error_model="numpy")(namespace["expression"])
     return fn
 
 

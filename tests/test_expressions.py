@@ -341,3 +341,42 @@ def test_a_rescaled_dot_accumulator_is_added_in_the_same_pass_with_the_same_bits
     p = np.exp(s - s.max(-1, keepdims=True))
     want = (p / p.sum(-1, keepdims=True)) @ v.astype(np.float32)
     np.testing.assert_allclose(on.astype(np.float32), want, atol=2e-2)
+
+
+LAZY = []
+
+
+@mt.jit
+def divide(x_ptr, y_ptr, out_ptr, N: tl.constexpr):
+    offs = tl.program_id(0) * N + tl.arange(0, N)
+    x = tl.load(x_ptr + offs)
+    y = tl.load(y_ptr + offs)
+    q = (x - 1.0) / y
+    LAZY.append(type(q.lazy))
+    tl.store(out_ptr + offs, q)
+    tl.store(out_ptr + ROWS_COLS + offs, 3.0 / (x * y) + x / 7.0)
+
+
+ROWS_COLS = tl.constexpr(ROWS * COLS)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_division_deferred_gives_numpys_bits_with_zeros_infinities_and_nans(dtype, monkeypatch):
+    """`/` joins the compiled loop (softmax's `num / sum`); divisions by zero give inf or nan
+    as numpy does, not an error."""
+    monkeypatch.setenv("TRITON_ALLOW_NON_CONSTEXPR_GLOBALS", "1")    # the kernel reads LAZY, a list
+    LAZY.clear()
+    rng = np.random.default_rng(6)
+    x, y = (rng.standard_normal(ROWS * COLS).astype(dtype) for _ in range(2))
+    y[::7], x[::11], y[::13], x[::17], y[::19] = 0, 1, np.inf, np.nan, dtype(1e-300 if dtype == np.float64 else 1e-40)
+
+    def run():
+        out = np.empty(2 * ROWS * COLS, dtype)
+        divide[(ROWS,)](x, y, out, N=COLS)
+        return out
+    on, off = both_ways(run)
+    assert LAZY == [Expression, type(None)], "the division should be deferred, then (switched off) computed at once"
+    np.testing.assert_array_equal(on.view(np.uint8), off.view(np.uint8))
+    with np.errstate(all="ignore"):
+        want = np.concatenate([(x - dtype(1)) / y, dtype(3) / (x * y) + x / dtype(7)])
+    np.testing.assert_array_equal(on.view(np.uint8), want.view(np.uint8))
