@@ -173,3 +173,13 @@ def test_testing_offers_its_own_names_and_tritons_assert_close():
         testing.assert_close(np.float32([1.0]), np.float32([1.02]))
     testing.assert_close(np.float32([np.nan, 1]), np.float32([np.nan, 1]), atol=0)     # NaN equals NaN
     testing.assert_close(np.float16([100]), np.float16([101]), atol=lambda dt: 0.0, rtol=0.02)
+
+
+def test_the_ragged_benchmark_kernels_give_numpys_answers():
+    """benchmarks/ragged.py's kernels (tutorials at shapes that do not fill their blocks, an
+    embedding gather, a tiled transpose) at its quick shapes, within its tolerances."""
+    from benchmarks import ragged
+    for name, size, kernel_fn, numpy_fn, tol in ragged.cases(quick=True):
+        got, want = np.asarray(kernel_fn(), np.float64), np.asarray(numpy_fn(), np.float64)
+        assert got.shape == want.shape, name
+        assert np.abs(got - want).max() <= tol, f"{name} at {size}"
