@@ -469,7 +469,7 @@ def _may_overlap(boxes) -> bool:
     bases = [np.broadcast_to(sub.aff[0], (1 if idx is None else idx.size,)) for idx, sub, _ in boxes]
     steps = {sub.aff[1] for _, sub, _ in boxes}
     step = next(iter(steps))
-    if len(steps) == 1 and len(step) == 2 and 1 in step and sum(b.size for b in bases) <= 1024:
+    if len(steps) == 1 and len(step) == 2 and 1 in step:
         unit = step.index(1)
         stride = step[1 - unit]
         rects = []
@@ -479,16 +479,34 @@ def _may_overlap(boxes) -> bool:
                 break                               # a row of the box wraps: not a rectangle
             rects.append(np.stack([row, row + sub.shape[1 - unit], col, col + sub.shape[unit]], axis=1))
         else:
-            r = np.concatenate(rects)
-            meet = (r[:, None, 0] < r[None, :, 1]) & (r[None, :, 0] < r[:, None, 1]) & \
-                (r[:, None, 2] < r[None, :, 3]) & (r[None, :, 2] < r[:, None, 3])
-            np.fill_diagonal(meet, False)
-            return bool(meet.any())
+            return _rectangles_meet(np.concatenate(rects))
     lo = np.concatenate(bases)
     hi = np.concatenate([b + sum(s * (n - 1) for s, n in zip(sub.aff[1], sub.shape))
                          for b, (_, sub, _) in zip(bases, boxes)])
     order = np.argsort(lo, kind="stable")
     return bool(np.any(lo[order][1:] <= np.maximum.accumulate(hi[order])[:-1]))
+
+
+def _rectangles_meet(r: np.ndarray) -> bool:
+    """Whether two of the rectangles [r0, r1) x [c0, c1) (the rows of r) share a cell.  Each is
+    painted onto the grid cut by every rectangle's edges (a difference array, summed twice): a
+    cell painted twice is shared.  Edge tiles beside a grid of whole tiles cut few lines, so the
+    grid is small; when it would not be, pairs are compared, or (past 1024 rectangles) the
+    answer is "may" and the caller takes the general path."""
+    rows, ri = np.unique(r[:, :2], return_inverse=True)
+    cols, ci = np.unique(r[:, 2:], return_inverse=True)
+    if rows.size * cols.size > 1 << 22:
+        if r.shape[0] > 1024:
+            return True
+        meet = (r[:, None, 0] < r[None, :, 1]) & (r[None, :, 0] < r[:, None, 1]) & \
+            (r[:, None, 2] < r[None, :, 3]) & (r[None, :, 2] < r[:, None, 3])
+        np.fill_diagonal(meet, False)
+        return bool(meet.any())
+    ri, ci = ri.reshape(-1, 2), ci.reshape(-1, 2)
+    paint = np.zeros((rows.size, cols.size), np.int64)
+    for (a, b), sign in (((0, 0), 1), ((0, 1), -1), ((1, 0), -1), ((1, 1), 1)):
+        np.add.at(paint, (ri[:, a], ci[:, b]), sign)
+    return bool((paint.cumsum(0).cumsum(1) > 1).any())
 
 
 def _borrow_active_blocks(pointer, m):
