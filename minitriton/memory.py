@@ -425,15 +425,34 @@ def _box_load(pointer, m, other, src, buf):
         windows.append((idx, fast, sub.shape, cuts))
     out = np.empty((rows,) + tuple(pointer.shape), src.dtype)
     whole = [idx for idx, _, shape, _ in windows if shape == tuple(pointer.shape)]     # boxes that are the block
-    if whole and np.ndim(fill) == 0 and all(idx is not None for idx in whole):
+    one = np.size(fill) == 1                        # `other` one value (a number, or None)
+    if one:
+        fill = np.asarray(fill).reshape(())
+    if one and len(windows) == 1 and windows[0][0] is None:
+        _outside(out, windows[0][3], fill)          # every program the same box: `other` around it only
+    elif whole and one and all(idx is not None for idx in whole):
         partial = np.ones(rows, bool)               # `other` only for the programs with a masked lane
         partial[np.concatenate(whole)] = False
         out[partial] = fill
     else:
         np.copyto(out, fill)
     for idx, (base, steps), shape, cuts in windows:
-        out[(slice(None) if idx is None else idx,) + cuts] = window(src, steps, shape)[base]
+        view = program_view(src, base, steps, shape) if idx is None else None
+        if view is not None and view.ndim == len(shape) + 1:
+            out[(slice(None),) + cuts] = view       # the programs' boxes are one strided view: no gather
+        else:
+            out[(slice(None) if idx is None else idx,) + cuts] = window(src, steps, shape)[base]
     return tensor(out, buf.dtype, pointer.shape)
+
+
+def _outside(out, cuts, value):
+    """value in every lane of out's blocks outside the box `cuts`, slab by slab."""
+    for d, cut in enumerate(cuts):
+        lead = (slice(None),) + cuts[:d]
+        if cut.start > 0:
+            out[lead + (slice(0, cut.start),)] = value
+        if cut.stop < out.shape[d + 1]:
+            out[lead + (slice(cut.stop, None),)] = value
 
 
 def _box_store(pointer, m, vals, st) -> bool:
