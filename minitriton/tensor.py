@@ -6,7 +6,12 @@ tensors may also carry an affine description ``aff = (c, steps)`` meaning
 ``v[p, i, j, ...] = c[p] + steps[0]*i + steps[1]*j + ...``; index arithmetic in kernels
 (`pid * BLOCK + arange(...)`, `offs[:, None] * stride + ...`) keeps it, so loads and stores
 can read a block as a strided view instead of gathering element by element, and the
-executor never materialises index arrays it does not need.
+executor never materialises index arrays it does not need.  Integers that are not affine but
+step evenly along one axis (an embedding's `idx[:, None] * D + cols[None, :]`) carry `runs =
+(starts, axis, step)` instead of `v`: ``v = starts + step * (index along axis)``; a load through
+them reads one strided run per start, once for programs that read the same runs, and returns
+`shared = (blocks, which)`: program p's value is ``blocks[which[p]]``, which a dot multiplies as
+one GEMM over the distinct blocks.  Either is turned into `v` when something asks for it.
 
 Control flow that asks a tensor for a Python value (`if`, `while`, `range`) works when the
 value is the same in every program; otherwise `Divergent` is raised and the launch falls
