@@ -423,11 +423,14 @@ def _box_load(pointer, m, other, src, buf):
         if fast is None:
             return None                             # a kept lane out of bounds: the general path says which
         windows.append((idx, fast, sub.shape, cuts))
-    out = np.empty((rows,) + tuple(pointer.shape), src.dtype)
-    whole = [idx for idx, _, shape, _ in windows if shape == tuple(pointer.shape)]     # boxes that are the block
     one = np.size(fill) == 1                        # `other` one value (a number, or None)
     if one:
         fill = np.asarray(fill).reshape(())
+        shared = _shared_boxes(windows, rows, pointer, src, fill) if rows > 2 else None
+        if shared is not None:
+            return shared
+    out = np.empty((rows,) + tuple(pointer.shape), src.dtype)
+    whole = [idx for idx, _, shape, _ in windows if shape == tuple(pointer.shape)]     # boxes that are the block
     if one and len(windows) == 1 and windows[0][0] is None:
         _outside(out, windows[0][3], fill)          # every program the same box: `other` around it only
     elif whole and one and all(idx is not None for idx in whole):
@@ -443,6 +446,30 @@ def _box_load(pointer, m, other, src, buf):
         else:
             out[(slice(None) if idx is None else idx,) + cuts] = window(src, steps, shape)[base]
     return tensor(out, buf.dtype, pointer.shape)
+
+
+def _shared_boxes(windows, rows, pointer, src, fill):
+    """The boxed load as blocks shared by the programs that read the same box at the same place
+    (a matmul's programs in one row of tiles, its edge tiles too), each block read once:
+    tensor.shared, which a dot multiplies as one GEMM over the distinct blocks.  None when most
+    programs read blocks of their own."""
+    n = len(windows) + 1
+    key = np.zeros(rows, np.int64)                  # base * n + group + 1; 0: a program that keeps nothing
+    for g, (idx, (base, steps), shape, cuts) in enumerate(windows):
+        at = slice(None) if idx is None else idx
+        key[at] = np.broadcast_to(base, key[at].shape) * n + g + 1
+    distinct, which = np.unique(key, return_inverse=True)
+    if 2 * distinct.size > rows:
+        return None
+    blocks = np.empty((distinct.size,) + tuple(pointer.shape), src.dtype)
+    blocks[...] = fill
+    group, base = distinct % n - 1, distinct // n
+    for g, (idx, (_, steps), shape, cuts) in enumerate(windows):
+        mine = np.flatnonzero(group == g)
+        blocks[(mine,) + cuts] = window(src, steps, shape)[base[mine]]
+    out = tensor(None, pointer.buf.dtype, pointer.shape)
+    out.shared = (blocks, which.reshape(-1))
+    return out
 
 
 def _outside(out, cuts, value):
