@@ -1,11 +1,12 @@
-"""Triton's tutorial kernels at shapes that do not fill their blocks, and two indexing kernels, against numpy in the same process.
+"""Triton's tutorial kernels at shapes that do not fill their blocks, and three indexing kernels, against numpy.
 
 The tutorials benchmark times shapes that are multiples of every block.  Users' shapes are not:
 a softmax row of 781 in a block of 1024, a matmul of 1000 x 700 x 300 whose last tiles wrap
 their rows with `% M` (tutorial 03) or stop at a mask.  Here each kernel runs at such shapes
 (none of them chosen for the executor: the softmax and layer-norm widths are Triton's own
-tutorial shapes, 1823 x 781), and an embedding gather and a tiled transpose, whose cost is all
-in their addresses.  No issue sets a goal for these; the table says where the executor stands.
+tutorial shapes, 1823 x 781) beside numpy in the same process, with an embedding gather, a
+tiled transpose and a matmul that masks its edge tiles, whose cost is in their addresses and
+masks.  No issue sets a goal for these; the table says where the executor stands.
 """
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import numpy as np
 from benchmarks import common
 from benchmarks.common import machine, markdown, median_time, warm_allocator
 import minitriton as mt
-from kernels.indexing import embedding, transpose
+from kernels.indexing import embedding, masked_matmul, transpose
 from kernels.tutorials import layer_norm_fwd, matmul_kernel, softmax_row
 
 
@@ -44,7 +45,8 @@ def cases(quick: bool):
                          ln_y)[1],
                 lambda: (ln_x - ln_x.mean(1, keepdims=True)) / np.sqrt(ln_x.var(1, keepdims=True) + 1e-5) * w + b,
                 1e-4))
-    mms = ((1000, 700, 300, 64, 64, 32), (1000, 1000, 1024, 128, 128, 64)) if not quick else ((100, 70, 30, 32, 32, 16),)
+    mms = ((1000, 700, 300, 64, 64, 32), (1000, 1000, 1024, 128, 128, 64)) if not quick else \
+        ((100, 70, 30, 32, 32, 16),)
     for m, n, k, bm, bn, bk in mms:
         a16, b16 = rng.standard_normal((m, k)).astype(np.float16), rng.standard_normal((k, n)).astype(np.float16)
         a32, b32 = a16.astype(np.float32), b16.astype(np.float32)
@@ -55,6 +57,14 @@ def cases(quick: bool):
                     (matmul_kernel[grid](a16, b16, c, m, n, k, k, 1, n, 1, n, 1, BLOCK_SIZE_M=bm, BLOCK_SIZE_N=bn,
                                          BLOCK_SIZE_K=bk, GROUP_SIZE_M=8, ACTIVATION=""), c)[1],
                     lambda a32=a32, b32=b32: (a32 @ b32).astype(np.float16), 1e-2 * np.sqrt(k)))
+    m, n, k = (1000, 700, 300) if not quick else (100, 70, 30)
+    a16, b16 = rng.standard_normal((m, k)).astype(np.float16), rng.standard_normal((k, n)).astype(np.float16)
+    a32, b32 = a16.astype(np.float32), b16.astype(np.float32)
+    c_masked = np.empty((m, n), np.float16)
+    out.append(("matmul masking its edges, 64x64x32", f"{m}x{n}x{k}",
+                lambda: (masked_matmul[(mt.cdiv(m, 64) * mt.cdiv(n, 64),)](a16, b16, c_masked, m, n, k, BM=64, BN=64,
+                                                                            BK=32), c_masked)[1],
+                lambda: (a32 @ b32).astype(np.float16), 1e-2 * np.sqrt(k)))
     vocab, n_ids, dim = (50000, 8192, 128) if not quick else (500, 300, 32)
     table = rng.standard_normal((vocab, dim)).astype(np.float32)
     ids = rng.integers(0, vocab, n_ids).astype(np.int32)

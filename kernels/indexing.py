@@ -1,6 +1,8 @@
-"""Two kernels whose time is all in their indexing: a row gather (an embedding lookup, the
-indices loaded from memory) and a tiled transpose (edge tiles masked).  benchmarks/ragged.py
-times them beside Triton's tutorials at shapes that do not fill their blocks."""
+"""Kernels whose time is in their indexing: a row gather (an embedding lookup, the indices
+loaded from memory), a tiled transpose and a matmul that masks its edge tiles (the form most
+hand-written matmuls take, where Triton's tutorial wraps rows with `% M`).
+benchmarks/ragged.py times them beside Triton's tutorials at shapes that do not fill their
+blocks."""
 import minitriton as mt
 import minitriton.language as tl
 
@@ -24,3 +26,21 @@ def transpose(x, y, M, N, BM: tl.constexpr, BN: tl.constexpr):
     mask = (rm[:, None] < M) & (rn[None, :] < N)
     tile = tl.load(x + rm[:, None] * N + rn[None, :], mask=mask)
     tl.store(y + rn[None, :] * M + rm[:, None], tile, mask=mask)
+
+
+@mt.jit
+def masked_matmul(a, b, c, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    """c = a @ b (row-major, fp32 accumulation), one BM x BN tile per program, every load and
+    store masked at the matrices' edges."""
+    pid = tl.program_id(0)
+    tiles_n = tl.cdiv(N, BN)
+    rm = pid // tiles_n * BM + tl.arange(0, BM)
+    rn = pid % tiles_n * BN + tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), tl.float32)
+    for k in range(0, tl.cdiv(K, BK)):
+        ks = k * BK + rk
+        x = tl.load(a + rm[:, None] * K + ks[None, :], mask=(rm[:, None] < M) & (ks[None, :] < K), other=0.0)
+        y = tl.load(b + ks[:, None] * N + rn[None, :], mask=(ks[:, None] < K) & (rn[None, :] < N), other=0.0)
+        acc = tl.dot(x, y, acc)
+    tl.store(c + rm[:, None] * N + rn[None, :], acc.to(c.dtype.element_ty), mask=(rm[:, None] < M) & (rn[None, :] < N))
