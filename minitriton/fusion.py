@@ -160,7 +160,7 @@ class _Recogniser:
         kw = {k.arg: k.value for k in call.keywords}
         if "other" in kw and not self.pure(kw["other"]):
             return None
-        p.loads.append((call.args[0], kw.get("mask")))
+        p.loads.append((call.args[0], kw.get("mask"), kw.get("other")))
         return len(p.loads) - 1
 
     def _pure_choice(self, e) -> bool:
@@ -208,7 +208,7 @@ def _count_reads(stmts, name) -> int:
 
 def _reads_per_trip(p: _Plan, name) -> int:
     """Reads of `name` by the loads' pointers and masks and the derived values (the trip function's)."""
-    exprs = [e for ptr, mask in p.loads for e in (ptr, mask) if e is not None] + [s.value for s in p.derived]
+    exprs = [e for load in p.loads for e in load if e is not None] + [s.value for s in p.derived]
     return sum(1 for e in exprs for x in ast.walk(e) if isinstance(x, ast.Name) and x.id == name)
 
 
@@ -225,13 +225,13 @@ def prelude(loop: ast.For, p: _Plan, helper: str) -> list[ast.stmt]:
     name = lambda n, ctx=ast.Load: ast.Name(n, ctx())  # noqa: E731
     tup = lambda xs, ctx=ast.Load: ast.Tuple(elts=list(xs), ctx=ctx())  # noqa: E731
     plain = [carried.index(e.id) if isinstance(e, ast.Name) and e.id in carried and m is None else None
-             for e, m in p.loads]
+             for e, m, _ in p.loads]
     needs_trip = bool(p.derived) or any(x is None for x in plain)
     args = ast.arguments(posonlyargs=[], args=[ast.arg(p.target)] + [ast.arg(n) for n in carried], vararg=None,
                          kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[])
     trip_fn = ast.FunctionDef(name=trip, args=args, body=[
         *[ast.Assign(targets=s.targets, value=s.value) for s in p.derived],
-        ast.Return(tup(tup([e, m if m is not None else ast.Constant(None)]) for e, m in p.loads))],
+        ast.Return(tup(tup([x if x is not None else ast.Constant(None) for x in load]) for load in p.loads))],
         decorator_list=[], returns=None, type_params=[])
     dots = tup(tup([ast.Constant(a), ast.Constant(b), ast.Constant(acc), ast.Constant(form),
                     ast.Dict(keys=[ast.Constant(k.arg) for k in kws], values=[k.value for k in kws])])
@@ -257,8 +257,8 @@ def prelude(loop: ast.For, p: _Plan, helper: str) -> list[ast.stmt]:
 # ---------------------------------------------------------------- run time
 def dot_loop(rng, trip, carried, steps, accs, plain, dots):
     """The fused trips' results: (carried values, accumulators, the range left), or None to
-    run the loop as written.  `trip(k, *carried)` gives each load's (pointer, mask) in trip k
-    (None when every load reads a carried pointer unmasked: then no trip needs evaluating)."""
+    run the loop as written.  `trip(k, *carried)` gives each load's (pointer, mask, other) in
+    trip k (None when every load reads a carried pointer unmasked: then no trip needs evaluating)."""
     st = context.LOCAL.__dict__.get("state")
     if not _enabled or st is None or st.counts is not None or not isinstance(rng, Range) \
             or rng.per_program(st) is not None:
@@ -267,10 +267,15 @@ def dot_loop(rng, trip, carried, steps, accs, plain, dots):
     incs = [uniform_int(s) for s in steps]
     if len(r) < 2 or any(i is None for i in incs) or not all(_affine_pointer(p) for p in carried):
         return None
+    k_axes = {}
+    for a, b, *_ in dots:         # the axis each load's tiles continue along: A's last, B's first
+        k_axes[a] = -1 if k_axes.get(a, -1) == -1 else None
+        k_axes[b] = -2 if k_axes.get(b, -2) == -2 else None
     if trip is None:
         n, first, delta = len(r), [carried[x] for x in plain], [incs[x] for x in plain]
+        masks = [None] * len(plain)
     else:
-        n, first, delta = _fusable_trips(r, trip, carried, incs)
+        n, first, delta, masks = _fusable_trips(r, trip, carried, incs, k_axes)
         if n < 2:
             return None
     if any(abs(i * n) >= 2 ** 31 for i in incs):
@@ -281,7 +286,8 @@ def dot_loop(rng, trip, carried, steps, accs, plain, dots):
         if pa is None or pb is None:
             return None
         try:
-            xa, xb = load(pa), load(pb)
+            xa, xb = (load(p) if m is None else load(p, mask=m[0], other=m[1])
+                      for p, m in ((pa, masks[a]), (pb, masks[b])))
             d = dot(xa, xb, acc, **kw) if form == "acc" else dot(xa, xb, **kw)
         except (Divergent, MemoryPressure):
             raise
@@ -304,10 +310,13 @@ def _affine_pointer(p) -> bool:
     return isinstance(p, tensor) and p.buf is not None and (p.aff is not None or p.runs is not None)
 
 
-def _fusable_trips(r, trip, carried, incs):
-    """(how many leading trips load unmasked tiles that step uniformly, the first trip's
-    pointers, their step)."""
-    first = delta = None
+def _fusable_trips(r, trip, carried, incs, k_axes):
+    """(how many leading trips load tiles that step uniformly under the same masks, the first
+    trip's pointers, their step, each load's mask for the fused trips).  A mask may keep some
+    rows of a tile and not others (a matmul's edge tile) if every fused trip has the same one
+    and it is the same along K (fused_mask); the trip where K's own mask starts cutting (the
+    ragged tail) is left to the loop."""
+    first = delta = masks = None
     for t, k in enumerate(r):
         try:
             now = [p if t == 0 else binary(p, i * t, "add") for p, i in zip(carried, incs)]
@@ -315,19 +324,56 @@ def _fusable_trips(r, trip, carried, incs):
         except (Divergent, MemoryPressure):
             raise
         except Exception:   # the loop as written raises it at this trip
-            return t, first, delta
-        if not all(_all_true(m) for _, m in got) or not all(_affine_pointer(p) for p, _ in got):
-            return t, first, delta
-        ptrs = [p for p, _ in got]
+            return t, first, delta, masks
+        if not all(_affine_pointer(p) for p, _, _ in got):
+            return t, first, delta, masks
+        if t == 0:
+            masks = [fused_mask(m, o, k_axes.get(i)) for i, (_, m, o) in enumerate(got)]
+            if any(x is False for x in masks):
+                return 0, first, delta, masks
+        elif not all(_all_true(m) if f is None else _same_mask(m, o, f) for (_, m, o), f in zip(got, masks)):
+            return t, first, delta, masks
+        ptrs = [p for p, _, _ in got]
         if t == 0:
             first = ptrs
         elif t == 1:
             delta = [_uniform_step(p0, p1) for p0, p1 in zip(first, ptrs)]
             if any(d is None for d in delta):
-                return 1, first, delta
+                return 1, first, delta, masks
         elif any(_uniform_step(p0, p) != d * t for p0, p, d in zip(first, ptrs, delta)):
-            return t, first, delta
-    return len(r), first, delta
+            return t, first, delta, masks
+    return len(r), first, delta, masks
+
+
+def fused_mask(m, other, axis):
+    """A trip's load mask as the mask of the fused trips' load: None when it keeps every lane;
+    (the mask with one lane along K, other, its full values) when it is the same along the
+    tiles' K axis; False when it cannot be one (it varies along K, or `other` is not one value)."""
+    if _all_true(m):
+        return None
+    if axis is None or not isinstance(m, tensor) or m.buf is not None or not m.dtype.is_bool() \
+            or len(m.shape) != 2 or isinstance(other, tensor) and other.rows != 1:
+        return False
+    v = m.v
+    ax = axis % 2 + 1
+    if v.shape[ax] > 1:
+        one = v.take([0], axis=ax)
+        if not (v == one).all():
+            return False
+        v = one
+    shape = list(m.shape)
+    shape[axis % 2] = 1
+    return tensor(np.ascontiguousarray(v), m.dtype, tuple(shape)), other, m.v
+
+
+def _same_mask(m, other, fused) -> bool:
+    """Whether a later trip's mask and other are the first trip's (fused_mask)."""
+    _, first_other, values = fused
+    if not isinstance(m, tensor) or m.buf is not None or other is not first_other and not \
+            (isinstance(other, (int, float)) and type(other) is type(first_other) and other == first_other):
+        return False
+    v = m.v
+    return v.shape == values.shape and bool((v == values).all())
 
 
 def _all_true(m) -> bool:

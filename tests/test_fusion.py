@@ -228,3 +228,42 @@ def test_an_error_names_the_trip_shapes_as_written():
             bad_dot_kernel[(1,)](a, b, np.zeros((16, 16), np.float32), 64)
         messages.append(str(e.value))
     assert messages[0] == messages[1] and "same dtype" in messages[0]
+
+
+@pytest.mark.parametrize("m, n, k, trips", [(100, 70, 96, 3), (100, 70, 90, 2), (64, 64, 64, 2)])
+def test_a_matmul_masking_its_edge_tiles_fuses_under_its_row_masks(m, n, k, trips):
+    """The edge tiles' loads keep some rows (or columns) and not others, the same in every trip
+    and along K: the fused load keeps the same ones.  The trip where K's own mask cuts (90 of
+    3 x 32) runs as written."""
+    from kernels.indexing import masked_matmul
+    a, b = _operands(m, n, k, seed=m + k)
+
+    def run():
+        c = np.empty((m, n), np.float16)
+        masked_matmul[(mt.cdiv(m, 32) * mt.cdiv(n, 32),)](a, b, c, m, n, k, BM=32, BN=32, BK=32)
+        return c, masked_matmul
+    got, fused, want = _fused_and_not(run)
+    assert fused == trips
+    want32 = a.astype(np.float32) @ b.astype(np.float32)
+    np.testing.assert_allclose(got.astype(np.float32), want32, rtol=1e-2, atol=5e-2)
+    np.testing.assert_allclose(got.astype(np.float32), want.astype(np.float32), rtol=1e-2, atol=5e-2)
+
+
+def test_a_mask_that_changes_along_k_is_not_fused():
+    """A lower-triangular mask (`k index <= row`) differs along K: every trip runs as written."""
+    @mt.jit
+    def lower(A, B, C, K, BM: tl.constexpr, BK: tl.constexpr):
+        rm = tl.arange(0, BM)
+        acc = tl.zeros((BM, BM), tl.float32)
+        for k in range(0, tl.cdiv(K, BK)):
+            ks = k * BK + tl.arange(0, BK)
+            x = tl.load(A + rm[:, None] * K + ks[None, :], mask=ks[None, :] <= rm[:, None], other=0.0)
+            y = tl.load(B + ks[:, None] * BM + rm[None, :])
+            acc = tl.dot(x, y, acc)
+        tl.store(C + rm[:, None] * BM + rm[None, :], acc)
+    a, b = _operands(32, 32, 64, seed=5)
+    c = np.empty((32, 32), np.float32)
+    lower[(1,)](a, b, c, 64, BM=32, BK=16)
+    assert lower.last_launch["fused"] == 0
+    a32 = np.tril(np.ones((32, 64), bool)) * a.astype(np.float32)
+    np.testing.assert_allclose(c, a32 @ b.astype(np.float32), rtol=1e-4, atol=1e-3)
