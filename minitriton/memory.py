@@ -11,8 +11,8 @@ import numpy as np
 
 from .dtypes import constexpr_value
 from . import dtypes as D
-from . import addresses, block_ptr, context, counting, fast_loops
-from .storage import Buffer, OutOfBoundsError, Region, Window, as_strided, window, program_view  # noqa: F401 (OutOfBoundsError: users import it here)
+from . import addresses, block_ptr, context, counting, fast_loops, gathers
+from .storage import Buffer, OutOfBoundsError, Region, Window, window, program_view  # noqa: F401 (OutOfBoundsError: users import it here)
 from .tensor import FROM_ABOVE, POISON, broadcast_shape, tensor, to_tensor, broadcast_rows
 from .affine import affine_bounds
 from .arithmetic import binary
@@ -328,7 +328,8 @@ def load(pointer, mask=None, other=None, boundary_check=(), padding_option="", c
             m = ~fill_rows.reshape((-1,) + (1,) * len(pointer.shape))
     else:
         if pointer.runs is not None:
-            loaded = _run_load(pointer, m, other, src, buf)
+            fill = _fill(other, buf, src, pointer) if m is not None else None
+            loaded = gathers.read_runs(pointer, m, fill, src, buf)
             if loaded is not None:
                 return loaded
         boxed = _box_load(pointer, m, other, src, buf) if m is not None else None
@@ -339,65 +340,6 @@ def load(pointer, mask=None, other=None, boundary_check=(), padding_option="", c
     if m is not None:
         vals = np.where(m, vals, _fill(other, buf, src, pointer))
     return tensor(vals, buf.dtype, pointer.shape)
-
-
-def _run_load(pointer, m, other, src, buf):
-    """A block whose offsets step evenly along one axis (affine.runs_of: an embedding's rows, a
-    matmul's wrapped rows) read as one strided window per run, not element by element, masked
-    lanes too (then replaced by `other`); None when a lane leaves the argument, masked or not
-    (the general path then reads only the lanes the mask keeps, or says where one is out).
-    Programs reading the same runs (a matmul's programs in one row of tiles) read them once:
-    the block is then `shared`, which a dot multiplies as one GEMM (dot.py)."""
-    starts, axis, step = pointer.runs
-    n = pointer.shape[axis]
-    starts = starts.reshape(starts.shape[:axis + 1] + starts.shape[axis + 2:]) + buf.origin
-    inside = int(starts.min()) >= buf.lo and int(starts.max()) + (n - 1) * step < buf.hi
-    if not inside and m is None:
-        return None
-    which = None
-    rows = starts.shape[0]
-    if rows > 2 and (m is None or m.shape[0] == 1) and not (isinstance(other, tensor) and other.rows > 1):
-        distinct, which = _distinct_rows(starts.reshape(rows, -1))
-        if 2 * distinct.shape[0] <= rows:
-            starts = distinct.reshape((-1,) + starts.shape[1:])
-        else:
-            which = None
-    if inside and step == 1:    # each run contiguous: one window per run
-        vals = np.moveaxis(window(src, (1,), (n,))[starts], -1, axis + 1)
-        vals = np.ascontiguousarray(np.broadcast_to(vals, (vals.shape[0],) + tuple(pointer.shape)))
-    elif inside:                # runs down columns: the columns taken from each of the n rows they cross
-        lo = int(starts.min())
-        rows_view = as_strided(src[lo:], (n, int(starts.max()) - lo + 1), (step * src.itemsize, src.itemsize),
-                               writeable=False)
-        vals = np.take(rows_view, (starts - lo).reshape(-1), axis=1).reshape((n,) + starts.shape)
-        vals = np.ascontiguousarray(np.broadcast_to(np.moveaxis(vals, 0, axis + 1),
-                                                    (starts.shape[0],) + tuple(pointer.shape)))
-    else:       # a K tail: lanes past the argument must all be masked off, and are read clamped
-        ramp = (np.arange(n, dtype=np.int64) * step).reshape((n,) + (1,) * (len(pointer.shape) - axis - 1))
-        off = np.broadcast_to(np.expand_dims(starts, axis + 1) + ramp, (starts.shape[0],) + tuple(pointer.shape))
-        if (((off < buf.lo) | (off >= buf.hi)) & m).any():
-            return None
-        vals = src[np.clip(off, buf.lo, buf.hi - 1)]
-    if m is not None:
-        vals = np.where(m, vals, _fill(other, buf, src, pointer))
-    if which is None:
-        return tensor(vals, buf.dtype, pointer.shape)
-    out = tensor(None, buf.dtype, pointer.shape)
-    out.shared = (vals, which)
-    return out
-
-
-def _distinct_rows(a: np.ndarray):
-    """(the distinct rows of a, which of them each row is).  Rows are told apart by their first
-    element when that suffices (it does for a matmul's tiles), which one sort of a column finds;
-    otherwise by a sort of the whole rows."""
-    firsts, which = np.unique(a[:, 0], return_inverse=True)
-    pick = np.zeros(firsts.shape[0], np.int64)
-    pick[which] = np.arange(a.shape[0])
-    if (a == a[pick[which]]).all():
-        return a[pick], which
-    distinct, which = np.unique(a, axis=0, return_inverse=True)
-    return distinct, which.reshape(-1)
 
 
 def _fill(other, buf, src, pointer):
@@ -426,13 +368,13 @@ def _box_load(pointer, m, other, src, buf):
     one = np.size(fill) == 1                        # `other` one value (a number, or None)
     if one:
         fill = np.asarray(fill).reshape(())
-        shared = _shared_boxes(windows, rows, pointer, src, fill) if rows > 2 else None
+        shared = gathers.shared_boxes(windows, rows, pointer, src, fill) if rows > 2 else None
         if shared is not None:
             return shared
     out = np.empty((rows,) + tuple(pointer.shape), src.dtype)
     whole = [idx for idx, _, shape, _ in windows if shape == tuple(pointer.shape)]     # boxes that are the block
     if one and len(windows) == 1 and windows[0][0] is None:
-        _outside(out, windows[0][3], fill)          # every program the same box: `other` around it only
+        gathers.fill_outside(out, windows[0][3], fill)   # every program the same box: `other` around it only
     elif whole and one and all(idx is not None for idx in whole):
         partial = np.ones(rows, bool)               # `other` only for the programs with a masked lane
         partial[np.concatenate(whole)] = False
@@ -446,40 +388,6 @@ def _box_load(pointer, m, other, src, buf):
         else:
             out[(slice(None) if idx is None else idx,) + cuts] = window(src, steps, shape)[base]
     return tensor(out, buf.dtype, pointer.shape)
-
-
-def _shared_boxes(windows, rows, pointer, src, fill):
-    """The boxed load as blocks shared by the programs that read the same box at the same place
-    (a matmul's programs in one row of tiles, its edge tiles too), each block read once:
-    tensor.shared, which a dot multiplies as one GEMM over the distinct blocks.  None when most
-    programs read blocks of their own."""
-    n = len(windows) + 1
-    key = np.zeros(rows, np.int64)                  # base * n + group + 1; 0: a program that keeps nothing
-    for g, (idx, (base, steps), shape, cuts) in enumerate(windows):
-        at = slice(None) if idx is None else idx
-        key[at] = np.broadcast_to(base, key[at].shape) * n + g + 1
-    distinct, which = np.unique(key, return_inverse=True)
-    if 2 * distinct.size > rows:
-        return None
-    blocks = np.empty((distinct.size,) + tuple(pointer.shape), src.dtype)
-    blocks[...] = fill
-    group, base = distinct % n - 1, distinct // n
-    for g, (idx, (_, steps), shape, cuts) in enumerate(windows):
-        mine = np.flatnonzero(group == g)
-        blocks[(mine,) + cuts] = window(src, steps, shape)[base[mine]]
-    out = tensor(None, pointer.buf.dtype, pointer.shape)
-    out.shared = (blocks, which.reshape(-1))
-    return out
-
-
-def _outside(out, cuts, value):
-    """value in every lane of out's blocks outside the box `cuts`, slab by slab."""
-    for d, cut in enumerate(cuts):
-        lead = (slice(None),) + cuts[:d]
-        if cut.start > 0:
-            out[lead + (slice(0, cut.start),)] = value
-        if cut.stop < out.shape[d + 1]:
-            out[lead + (slice(cut.stop, None),)] = value
 
 
 def _box_store(pointer, m, vals, st) -> bool:
@@ -525,34 +433,12 @@ def _may_overlap(boxes) -> bool:
                 break                               # a row of the box wraps: not a rectangle
             rects.append(np.stack([row, row + sub.shape[1 - unit], col, col + sub.shape[unit]], axis=1))
         else:
-            return _rectangles_meet(np.concatenate(rects))
+            return gathers.rectangles_meet(np.concatenate(rects))
     lo = np.concatenate(bases)
     hi = np.concatenate([b + sum(s * (n - 1) for s, n in zip(sub.aff[1], sub.shape))
                          for b, (_, sub, _) in zip(bases, boxes)])
     order = np.argsort(lo, kind="stable")
     return bool(np.any(lo[order][1:] <= np.maximum.accumulate(hi[order])[:-1]))
-
-
-def _rectangles_meet(r: np.ndarray) -> bool:
-    """Whether two of the rectangles [r0, r1) x [c0, c1) (the rows of r) share a cell.  Each is
-    painted onto the grid cut by every rectangle's edges (a difference array, summed twice): a
-    cell painted twice is shared.  Edge tiles beside a grid of whole tiles cut few lines, so the
-    grid is small; when it would not be, pairs are compared, or (past 1024 rectangles) the
-    answer is "may" and the caller takes the general path."""
-    rows, ri = np.unique(r[:, :2], return_inverse=True)
-    cols, ci = np.unique(r[:, 2:], return_inverse=True)
-    if rows.size * cols.size > 1 << 22:
-        if r.shape[0] > 1024:
-            return True
-        meet = (r[:, None, 0] < r[None, :, 1]) & (r[None, :, 0] < r[:, None, 1]) & \
-            (r[:, None, 2] < r[None, :, 3]) & (r[None, :, 2] < r[:, None, 3])
-        np.fill_diagonal(meet, False)
-        return bool(meet.any())
-    ri, ci = ri.reshape(-1, 2), ci.reshape(-1, 2)
-    paint = np.zeros((rows.size, cols.size), np.int64)
-    for (a, b), sign in (((0, 0), 1), ((0, 1), -1), ((1, 0), -1), ((1, 1), 1)):
-        np.add.at(paint, (ri[:, a], ci[:, b]), sign)
-    return bool((paint.cumsum(0).cumsum(1) > 1).any())
 
 
 def _borrow_active_blocks(pointer, m):

@@ -7,7 +7,7 @@ import pytest
 
 import minitriton as mt
 import minitriton.language as tl
-from minitriton import memory
+from minitriton import gathers, memory
 from minitriton.memory import OutOfBoundsError
 
 
@@ -169,8 +169,8 @@ def test_edge_masked_tiles_shared_by_a_row_of_programs_are_read_once(monkeypatch
     edge tiles too), read once and multiplied as one GEMM over the distinct blocks; the answer
     is each program's own product, within the fp32 accumulation bound."""
     used = []
-    original = memory._shared_boxes
-    monkeypatch.setattr(memory, "_shared_boxes", lambda *a: used.append(original(*a)) or used[-1])
+    original = gathers.shared_boxes
+    monkeypatch.setattr(gathers, "shared_boxes", lambda *a: used.append(original(*a)) or used[-1])
     rng = np.random.default_rng(7)
     m, n, k = 70, 45, 40
     a = rng.standard_normal((m, k)).astype(np.float16)

@@ -7,7 +7,7 @@ import pytest
 
 import minitriton as mt
 import minitriton.language as tl
-from minitriton import affine, dot, memory
+from minitriton import affine, dot, gathers
 from minitriton.memory import OutOfBoundsError
 from kernels.tutorials import matmul_kernel
 
@@ -60,7 +60,7 @@ def test_an_embedding_gather_reads_rows_and_matches_the_lane_by_lane_path(dtype,
     rng = np.random.default_rng(n)
     table = (rng.standard_normal((97, 16)) * 8).astype(dtype)
     idx = rng.integers(0, 97, n).astype(np.int32)
-    used = spy(monkeypatch, memory, "_run_load")
+    used = spy(monkeypatch, gathers, "read_runs")
 
     def run():
         out = np.full((256, 16), 5, dtype)

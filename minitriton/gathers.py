@@ -1,0 +1,135 @@
+"""Reading blocks that are not one strided window per program, and sharing what programs read alike.
+
+A load whose offsets are affine is a strided window per program (memory.py).  Two other shapes
+of access are common and are read here without a gather per lane:
+- runs: offsets that step evenly along one axis but are not affine (an embedding's
+  `idx[:, None] * D + cols[None, :]`, tutorial 03's rows wrapped by `% M`; affine.runs_of keeps
+  them as run starts and a step): read one strided run per start;
+- boxes: a mask that keeps a box of each program's block (memory._masked_boxes): read one window
+  per box.
+Programs that read the same runs, or the same box at the same place (a matmul's programs in one
+row of tiles), read them once: the block is `shared` (tensor.py), program p's value being
+`blocks[which[p]]`, and a dot multiplies shared blocks as one GEMM over the distinct ones.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .storage import as_strided, window
+from .tensor import tensor
+
+
+def read_runs(pointer, m, fill, src, buf):
+    """The block at a pointer holding runs, masked by m (None: every lane) with `fill` (one
+    value, or one per program) where the mask is off; None when a lane leaves the argument,
+    masked or not (the general path then reads only the lanes the mask keeps, or says where
+    one is out).  Masked lanes are read too when they lie inside the argument; a K tail past
+    its end is read clamped, its lanes there all masked off."""
+    starts, axis, step = pointer.runs
+    n = pointer.shape[axis]
+    starts = starts.reshape(starts.shape[:axis + 1] + starts.shape[axis + 2:]) + buf.origin
+    inside = int(starts.min()) >= buf.lo and int(starts.max()) + (n - 1) * step < buf.hi
+    if not inside and m is None:
+        return None
+    which = None
+    rows = starts.shape[0]
+    if rows > 2 and (m is None or m.shape[0] == 1 and np.size(fill) == 1):
+        distinct, which = distinct_rows(starts.reshape(rows, -1))
+        if 2 * distinct.shape[0] <= rows:
+            starts = distinct.reshape((-1,) + starts.shape[1:])
+        else:
+            which = None
+    shape = (starts.shape[0],) + tuple(pointer.shape)
+    if inside and step == 1:    # each run contiguous: one window per run
+        vals = np.ascontiguousarray(np.broadcast_to(np.moveaxis(window(src, (1,), (n,))[starts], -1, axis + 1), shape))
+    elif inside:                # runs down columns: the columns taken from each of the n rows they cross
+        lo = int(starts.min())
+        rows_view = as_strided(src[lo:], (n, int(starts.max()) - lo + 1), (step * src.itemsize, src.itemsize),
+                               writeable=False)
+        vals = np.take(rows_view, (starts - lo).reshape(-1), axis=1).reshape((n,) + starts.shape)
+        vals = np.ascontiguousarray(np.broadcast_to(np.moveaxis(vals, 0, axis + 1), shape))
+    else:
+        ramp = (np.arange(n, dtype=np.int64) * step).reshape((n,) + (1,) * (len(pointer.shape) - axis - 1))
+        off = np.broadcast_to(np.expand_dims(starts, axis + 1) + ramp, shape)
+        if (((off < buf.lo) | (off >= buf.hi)) & m).any():
+            return None
+        vals = src[np.clip(off, buf.lo, buf.hi - 1)]
+    if m is not None:
+        vals = np.where(m, vals, fill)
+    return _shared(vals, which, buf.dtype, pointer.shape)
+
+
+def distinct_rows(a: np.ndarray):
+    """(the distinct rows of a, which of them each row is).  Rows are told apart by their first
+    element when that suffices (it does for a matmul's tiles), which one sort of a column finds;
+    otherwise by a sort of the whole rows."""
+    firsts, which = np.unique(a[:, 0], return_inverse=True)
+    pick = np.zeros(firsts.shape[0], np.int64)
+    pick[which] = np.arange(a.shape[0])
+    if (a == a[pick[which]]).all():
+        return a[pick], which
+    distinct, which = np.unique(a, axis=0, return_inverse=True)
+    return distinct, which.reshape(-1)
+
+
+def shared_boxes(windows, rows, pointer, src, fill):
+    """A boxed load (`windows`: [(programs or None for all, (bases, steps), box shape, box
+    slices)]) as blocks shared by the programs that read the same box at the same place, each
+    block read once, `fill` (one value) around the boxes; None when most programs read blocks
+    of their own."""
+    n = len(windows) + 1
+    key = np.zeros(rows, np.int64)                  # base * n + group + 1; 0: a program that keeps nothing
+    for g, (idx, (base, _), _, _) in enumerate(windows):
+        at = slice(None) if idx is None else idx
+        key[at] = np.broadcast_to(base, key[at].shape) * n + g + 1
+    distinct, which = np.unique(key, return_inverse=True)
+    if 2 * distinct.size > rows:
+        return None
+    blocks = np.empty((distinct.size,) + tuple(pointer.shape), src.dtype)
+    blocks[...] = fill
+    group, base = distinct % n - 1, distinct // n
+    for g, (_, (_, steps), shape, cuts) in enumerate(windows):
+        mine = np.flatnonzero(group == g)
+        blocks[(mine,) + cuts] = window(src, steps, shape)[base[mine]]
+    return _shared(blocks, which.reshape(-1), pointer.buf.dtype, pointer.shape)
+
+
+def _shared(blocks, which, dtype, shape):
+    if which is None:
+        return tensor(blocks, dtype, shape)
+    out = tensor(None, dtype, shape)
+    out.shared = (blocks, which)
+    return out
+
+
+def fill_outside(out, cuts, value):
+    """value in every lane of out's blocks outside the box `cuts`, slab by slab."""
+    for d, cut in enumerate(cuts):
+        lead = (slice(None),) + cuts[:d]
+        if cut.start > 0:
+            out[lead + (slice(0, cut.start),)] = value
+        if cut.stop < out.shape[d + 1]:
+            out[lead + (slice(cut.stop, None),)] = value
+
+
+def rectangles_meet(r: np.ndarray) -> bool:
+    """Whether two of the rectangles [r0, r1) x [c0, c1) (the rows of r) share a cell: the boxes
+    of a store by several programs, which written box by box must not overlap.  Each is painted
+    onto the grid cut by every rectangle's edges (a difference array, summed twice): a cell
+    painted twice is shared.  Edge tiles beside a grid of whole tiles cut few lines, so the grid
+    is small; when it would not be, pairs are compared, or (past 1024 rectangles) the answer is
+    "may" and the caller takes the general path."""
+    rows, ri = np.unique(r[:, :2], return_inverse=True)
+    cols, ci = np.unique(r[:, 2:], return_inverse=True)
+    if rows.size * cols.size > 1 << 22:
+        if r.shape[0] > 1024:
+            return True
+        meet = (r[:, None, 0] < r[None, :, 1]) & (r[None, :, 0] < r[:, None, 1]) & \
+            (r[:, None, 2] < r[None, :, 3]) & (r[None, :, 2] < r[:, None, 3])
+        np.fill_diagonal(meet, False)
+        return bool(meet.any())
+    ri, ci = ri.reshape(-1, 2), ci.reshape(-1, 2)
+    paint = np.zeros((rows.size, cols.size), np.int64)
+    for (a, b), sign in (((0, 0), 1), ((0, 1), -1), ((1, 0), -1), ((1, 1), 1)):
+        np.add.at(paint, (ri[:, a], ci[:, b]), sign)
+    return bool((paint.cumsum(0).cumsum(1) > 1).any())
