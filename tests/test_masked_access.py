@@ -9,6 +9,7 @@ import minitriton as mt
 import minitriton.language as tl
 from minitriton import gathers, memory
 from minitriton.memory import OutOfBoundsError
+from kernels.indexing import masked_matmul
 
 
 @mt.jit
@@ -147,41 +148,23 @@ def test_a_kept_lane_out_of_bounds_is_still_refused():
     np.testing.assert_array_equal(dst, 0)
 
 
-@mt.jit
-def masked_matmul(A, B, C, M, N, K, PID0, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
-    pid = tl.program_id(0) + PID0
-    npn = tl.cdiv(N, BN)
-    rm = pid // npn * BM + tl.arange(0, BM)
-    rn = pid % npn * BN + tl.arange(0, BN)
-    rk = tl.arange(0, BK)
-    acc = tl.zeros((BM, BN), tl.float32)
-    for k in range(0, tl.cdiv(K, BK)):
-        a = tl.load(A + rm[:, None] * K + (k * BK + rk)[None, :], mask=(rm[:, None] < M) & ((k * BK + rk)[None, :] < K),
-                    other=0.0)
-        b = tl.load(B + (k * BK + rk)[:, None] * N + rn[None, :], mask=((k * BK + rk)[:, None] < K) & (rn[None, :] < N),
-                    other=0.0)
-        acc = tl.dot(a, b, acc)
-    tl.store(C + rm[:, None] * N + rn[None, :], acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
-
-
-def test_edge_masked_tiles_shared_by_a_row_of_programs_are_read_once(monkeypatch):
+def test_edge_masked_tiles_shared_by_a_row_of_programs_are_read_once(spy):
     """A matmul masking its edges: the programs of one row of tiles load the same A box (its
     edge tiles too), read once and multiplied as one GEMM over the distinct blocks; the answer
-    is each program's own product, within the fp32 accumulation bound."""
-    used = []
-    original = gathers.shared_boxes
-    monkeypatch.setattr(gathers, "shared_boxes", lambda *a: used.append(original(*a)) or used[-1])
+    is each program's own product (one program at a time), within the fp32 accumulation bound."""
+    used = spy(gathers, "shared_boxes")
     rng = np.random.default_rng(7)
     m, n, k = 70, 45, 40
     a = rng.standard_normal((m, k)).astype(np.float16)
     b = rng.standard_normal((k, n)).astype(np.float16)
-    grid = mt.cdiv(m, 16) * mt.cdiv(n, 16)
+    grid = (mt.cdiv(m, 16) * mt.cdiv(n, 16),)
     together = np.zeros((m, n), np.float32)
-    masked_matmul[(grid,)](a, b, together, m, n, k, 0, BM=16, BN=16, BK=16)
+    masked_matmul[grid](a, b, together, m, n, k, BM=16, BN=16, BK=16)
     assert any(u is not None for u in used), "the row's programs should share their A boxes"
     alone = np.zeros((m, n), np.float32)
-    for p in range(grid):
-        masked_matmul[(1,)](a, b, alone, m, n, k, p, BM=16, BN=16, BK=16)
+    with mt.one_program_at_a_time():
+        masked_matmul[grid](a, b, alone, m, n, k, BM=16, BN=16, BK=16)
+    assert masked_matmul.last_launch["path"].startswith("one program at a time")
     want = a.astype(np.float64) @ b.astype(np.float64)
     bound = np.abs(a.astype(np.float64)) @ np.abs(b.astype(np.float64)) * k * 2.0 ** -23
     assert (np.abs(together - alone) <= 2 * bound).all()
