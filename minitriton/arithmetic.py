@@ -213,6 +213,10 @@ def binary(a, b, op: str) -> tensor:
             return decided
     nd = len(shape)
     va, vb = rows_aligned(a, nd, dt), rows_aligned(b, nd, dt)
+    if op == "and" and dt.is_bool() and nd:
+        kept = _and_all_true(va, vb, shape)
+        if kept is not None:
+            return tensor(kept, dt, shape)
     lanes = None
     if nd and _lane_constant(va) and _lane_constant(vb):
         # the same in every lane of a program (decided masks combined with &): compute once per program
@@ -242,6 +246,15 @@ def binary(a, b, op: str) -> tensor:
                     dt, shape)
     result.owned = result._v is out and out.nbytes >= POOLED_BYTES and out.flags.owndata   # back to POOL when dropped
     return elementwise_alu(result)
+
+
+def _and_all_true(va, vb, shape):
+    """`a & b` when the smaller side keeps every lane (a mask's `k < K` in every trip but the
+    last): the other side, broadcast, not a new block of lanes; else None."""
+    small, big = (va, vb) if va.size <= vb.size else (vb, va)
+    if small.size > 4096 or not small.all():
+        return None
+    return np.broadcast_to(big, (max(va.shape[0], vb.shape[0]),) + tuple(shape))
 
 
 def _lane_constant(v: np.ndarray) -> bool:

@@ -354,7 +354,7 @@ def fused_mask(m, other, axis):
     if axis is None or not isinstance(m, tensor) or m.buf is not None or not m.dtype.is_bool() \
             or len(m.shape) != 2 or isinstance(other, tensor) and other.rows != 1:
         return False
-    v = m.v
+    v = _compact(m.v)
     ax = axis % 2 + 1
     if v.shape[ax] > 1:
         one = v.take([0], axis=ax)
@@ -363,7 +363,13 @@ def fused_mask(m, other, axis):
         v = one
     shape = list(m.shape)
     shape[axis % 2] = 1
-    return tensor(np.ascontiguousarray(v), m.dtype, tuple(shape)), other, m.v
+    return tensor(np.ascontiguousarray(v), m.dtype, tuple(shape)), other, _compact(m.v)
+
+
+def _compact(v: np.ndarray) -> np.ndarray:
+    """v with each broadcast axis (stride 0) cut to one element: the same values, compared in
+    fewer steps."""
+    return v[tuple(slice(0, 1) if s == 0 and n > 1 else slice(None) for s, n in zip(v.strides, v.shape))]
 
 
 def _same_mask(m, other, fused) -> bool:
@@ -372,7 +378,7 @@ def _same_mask(m, other, fused) -> bool:
     if not isinstance(m, tensor) or m.buf is not None or other is not first_other and not \
             (isinstance(other, (int, float)) and type(other) is type(first_other) and other == first_other):
         return False
-    v = m.v
+    v = _compact(m.v)
     return v.shape == values.shape and bool((v == values).all())
 
 
