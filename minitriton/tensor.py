@@ -257,7 +257,7 @@ class tensor:
         self.win = None     # for a loaded block: (source array, per-program base offsets, element steps)
         self.lazy = None    # a deferred computation (dot.DotChain) that produces _v when first needed
         self.runs = None    # (starts, axis, step): integers stepping evenly along one axis (affine.runs_of)
-        self.shared = None  # (blocks, which): program p's value is blocks[which[p]] (memory.load of runs)
+        self.shared = None  # (blocks, which): program p's value is blocks[which[p]] (gathers.py)
 
     def __del__(self):
         if self.owned:
