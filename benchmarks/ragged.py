@@ -2,11 +2,12 @@
 
 The tutorials benchmark times shapes that are multiples of every block.  Users' shapes are not:
 a softmax row of 781 in a block of 1024, a matmul of 1000 x 700 x 300 whose last tiles wrap
-their rows with `% M` (tutorial 03) or stop at a mask.  Here each kernel runs at such shapes
-(none of them chosen for the executor: the softmax and layer-norm widths are Triton's own
-tutorial shapes, 1823 x 781) beside numpy in the same process, with an embedding gather, a
-tiled transpose and a matmul that masks its edge tiles, whose cost is in their addresses and
-masks.  No issue sets a goal for these; the table says where the executor stands.
+their rows with `% M` (tutorial 03), clamp them with `tl.where` (tutorial 09) or stop at a mask.
+Here each kernel runs at such shapes (none of them chosen for the executor: the softmax and
+layer-norm widths are Triton's own tutorial shapes, 1823 x 781) beside numpy in the same
+process, with an embedding gather, a tiled transpose and a matmul that masks its edge tiles,
+whose cost is in their addresses and masks.  No issue sets a goal for these; the table says
+where the executor stands.
 """
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from benchmarks import common
 from benchmarks.common import machine, markdown, median_time, warm_allocator
 import minitriton as mt
 from kernels.indexing import embedding, masked_matmul, transpose
-from kernels.tutorials import layer_norm_fwd, matmul_kernel, softmax_row
+from kernels.tutorials import layer_norm_fwd, matmul_kernel, matmul_persistent, softmax_row
 
 
 def _softmax_np(x):
@@ -57,6 +58,14 @@ def cases(quick: bool):
                     (matmul_kernel[grid](a16, b16, c, m, n, k, k, 1, n, 1, n, 1, BLOCK_SIZE_M=bm, BLOCK_SIZE_N=bn,
                                          BLOCK_SIZE_K=bk, GROUP_SIZE_M=8, ACTIVATION=""), c)[1],
                     lambda a32=a32, b32=b32: (a32 @ b32).astype(np.float16), 1e-2 * np.sqrt(k)))
+    size = 1000 if not quick else 100
+    p16, q16 = (rng.standard_normal((size, size)).astype(np.float16) for _ in range(2))
+    p32, q32 = p16.astype(np.float32), q16.astype(np.float32)
+    c_persistent = np.empty((size, size), np.float16)
+    out.append(("persistent matmul (tutorial 09, 24 programs)", f"{size}^3",
+                lambda: (matmul_persistent[(24,)](p16, q16, c_persistent, size, size, size, NUM_SMS=24, BM=128, BN=128,
+                                                  BK=64), c_persistent)[1],
+                lambda: (p32 @ q32).astype(np.float16), 1e-2 * np.sqrt(size)))
     m, n, k = (1000, 700, 300) if not quick else (100, 70, 30)
     a16, b16 = rng.standard_normal((m, k)).astype(np.float16), rng.standard_normal((k, n)).astype(np.float16)
     a32, b32 = a16.astype(np.float32), b16.astype(np.float32)
