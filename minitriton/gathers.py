@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from .storage import as_strided, window
-from .tensor import tensor
+from .tensor import run_values, tensor
 
 
 def read_runs(pointer, m, fill, src, buf):
@@ -49,8 +49,7 @@ def read_runs(pointer, m, fill, src, buf):
         vals = np.take(rows_view, (starts - lo).reshape(-1), axis=1).reshape((n,) + starts.shape)
         vals = np.ascontiguousarray(np.broadcast_to(np.moveaxis(vals, 0, axis + 1), shape))
     else:
-        ramp = (np.arange(n, dtype=np.int64) * step).reshape((n,) + (1,) * (len(pointer.shape) - axis - 1))
-        off = np.broadcast_to(np.expand_dims(starts, axis + 1) + ramp, shape)
+        off = run_values(np.expand_dims(starts, axis + 1), axis, step, pointer.shape)
         if (((off < buf.lo) | (off >= buf.hi)) & m).any():
             return None
         vals = src[np.clip(off, buf.lo, buf.hi - 1)]

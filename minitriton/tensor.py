@@ -226,6 +226,14 @@ def broadcast_shape(a, b):
     return out
 
 
+def run_values(starts, axis, step, shape) -> np.ndarray:
+    """The integers of runs (tensor.runs): starts (rows, *shape with 1 at `axis`) plus `step`
+    times the index along `axis`, as a (rows, *shape) int64 view."""
+    n = shape[axis]
+    ramp = (np.arange(n, dtype=np.int64) * step).reshape((1,) * (axis + 1) + (n,) + (1,) * (len(shape) - axis - 1))
+    return np.broadcast_to(starts + ramp, (starts.shape[0],) + tuple(shape))
+
+
 class tensor:
     __slots__ = ("_v", "dtype", "shape", "aff", "buf", "pv", "owned", "win", "lazy", "runs", "shared")
 
@@ -309,11 +317,7 @@ class tensor:
         return self._v
 
     def _from_runs(self):
-        starts, axis, step = self.runs
-        n = self.shape[axis]
-        ramp = np.arange(n, dtype=np.int64) * step
-        ramp = ramp.reshape((1,) * (axis + 1) + (n,) + (1,) * (len(self.shape) - axis - 1))
-        return np.broadcast_to(starts + ramp, (starts.shape[0],) + tuple(self.shape)).astype(self.container)
+        return run_values(*self.runs, self.shape).astype(self.container)
 
     def _materialize(self):
         c, steps = self.aff
