@@ -58,13 +58,34 @@ def read_runs(pointer, m, fill, src, buf):
     return _shared(vals, which, buf.dtype, pointer.shape)
 
 
+def group_keys(keys: np.ndarray):
+    """(the distinct keys in increasing order, the index of each one's first occurrence, which of
+    them each key is): np.unique's answer with return_index and return_inverse.  Every masked
+    load asks this of its programs' boxes and again of their places, and np.unique's sort costs
+    15-20 us however few the programs; the usual answers are found with a compare or two: keys
+    all different and increasing (each program its own block), all alike, or alike but for a few
+    programs that share another key (the ragged last block of a launch)."""
+    n = keys.shape[0]
+    if n < 2 or (keys[1:] > keys[:-1]).all():
+        return keys, np.arange(n), np.arange(n)
+    same = keys == keys[0]
+    odd = np.flatnonzero(~same)
+    if not odd.size:
+        return keys[:1], np.zeros(1, np.int64), np.zeros(n, np.int64)
+    if odd.size <= 8 and (keys[odd] == keys[odd[0]]).all():
+        low = bool(keys[odd[0]] < keys[0])         # the odd key first when it is the smaller
+        first = np.array([odd[0], 0] if low else [0, odd[0]], np.int64)
+        which = np.where(same, int(low), int(not low)).astype(np.int64)
+        return keys[first], first, which
+    distinct, first, which = np.unique(keys, return_index=True, return_inverse=True)
+    return distinct, first, which.reshape(-1)
+
+
 def distinct_rows(a: np.ndarray):
     """(the distinct rows of a, which of them each row is).  Rows are told apart by their first
     element when that suffices (it does for a matmul's tiles), which one sort of a column finds;
     otherwise by a sort of the whole rows."""
-    firsts, which = np.unique(a[:, 0], return_inverse=True)
-    pick = np.zeros(firsts.shape[0], np.int64)
-    pick[which] = np.arange(a.shape[0])
+    _, pick, which = group_keys(a[:, 0])
     if (a == a[pick[which]]).all():
         return a[pick], which
     distinct, which = np.unique(a, axis=0, return_inverse=True)
@@ -81,7 +102,7 @@ def shared_boxes(windows, rows, pointer, src, fill):
     for g, (idx, (base, _), _, _) in enumerate(windows):
         at = slice(None) if idx is None else idx
         key[at] = np.broadcast_to(base, key[at].shape) * n + g + 1
-    distinct, which = np.unique(key, return_inverse=True)
+    distinct, _, which = group_keys(key)
     if 2 * distinct.size > rows:
         return None
     blocks = np.empty((distinct.size,) + tuple(pointer.shape), src.dtype)

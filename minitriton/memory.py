@@ -159,7 +159,7 @@ def _masked_boxes(pointer, m):
     code = bounds[:, 0]                             # one integer per box (np.unique over rows sorts
     for k in range(1, bounds.shape[1]):             # structured records: ten times slower)
         code = code * (max(pointer.shape) + 1) + bounds[:, k]
-    _, first, which = np.unique(code, return_index=True, return_inverse=True)
+    _, first, which = gathers.group_keys(code)
     out = []
     for g, key in enumerate(bounds[first].tolist()):
         idx = None if rows == 1 else some[which == g]

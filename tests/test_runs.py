@@ -163,3 +163,15 @@ def test_programs_sharing_runs_keep_their_own_other():
     got = on.reshape(4, 4, 8)
     assert (got[:, :, 5:] == np.arange(4)[:, None, None] * 10.0).all()
     np.testing.assert_array_equal(got[2, :, :5], t.reshape(3, 8)[[0, 1, 2, 0], :5])
+
+
+@pytest.mark.parametrize("keys", [
+    [], [5], [1, 2, 9, 40], [3, 3, 3, 3], [7, 7, 7, 2], [7, 2, 7, 7, 2], [7, 7, 9, 7, 9, 9],
+    [4, 4, 1, 1, 0, 9], [2, 1], [0, 0, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5], [6, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1]])
+def test_group_keys_answers_as_unique_does(keys):
+    """The shortcuts (increasing keys, all alike, alike but for a few) answer as np.unique."""
+    keys = np.array(keys, np.int64)
+    distinct, first, which = gathers.group_keys(keys)
+    want = np.unique(keys, return_index=True, return_inverse=True)
+    for got, expected in zip((distinct, first, which), want):
+        np.testing.assert_array_equal(got, expected.reshape(-1))
