@@ -44,7 +44,7 @@ def _common_dims(da, db):
             p *= x
             out.add(p)
         return out
-    if np.prod(da) != np.prod(db):
+    if math.prod(da) != math.prod(db):
         return None
     bounds = sorted(cuts(da) | cuts(db))
     dims, prev = [], 1

@@ -17,6 +17,7 @@ from . import aggregates
 from .tensor import tensor, constexpr
 
 _SHARED = (constexpr, D.dtype, D.pointer_type)
+_PLAIN = {int, float, bool, str, type(None), constexpr}
 
 
 def parts(x):
@@ -37,6 +38,9 @@ def movable(x) -> bool:
     pointers, containers of them, and values that are the same for every program (numbers,
     types, functions); not lists or dicts (the loop could change them in place, and its
     changes would stay with the narrowed copy), nor the executor's own objects (a range)."""
+    kind = type(x)
+    if kind is tensor or kind in _PLAIN:     # the usual values first: a loop's reads are mostly these
+        return True
     if isinstance(x, tuple):
         return all(movable(v) for v in x)
     if isinstance(x, (list, dict, set)):
