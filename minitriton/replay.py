@@ -82,7 +82,7 @@ def _load(path: pathlib.Path) -> dict:
     text = data.decode(errors="replace")
     del data
     try:
-        return json.loads(text)
+        return _parse(text)
     except RecursionError:
         raise ReplayFileError(f"Replay: {path} nests its JSON too deeply to be a Kernel Tuner cache file") from None
     except json.JSONDecodeError as e:
@@ -94,6 +94,19 @@ def _load(path: pathlib.Path) -> dict:
             raise ReplayFileError(f"Replay: {path} is not a Kernel Tuner cache file (gzipped or plain JSON): {e}") \
                 from None
         return closed
+
+
+def _parse(text: str):
+    """json.loads, but an integer too long for Python's int() (4,300 digits or more: it refuses
+    them) is read as the float it rounds to, infinity: a time or a value written so makes one
+    bad entry, not an unreadable file.  Parsed twice only when the first parse meets one, since
+    a hook called for every integer would slow every file."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        raise
+    except ValueError:
+        return json.loads(text, parse_int=lambda digits: int(digits) if len(digits) < 4000 else float(digits))
 
 
 def _parse_cost(data: bytes) -> int:
@@ -131,7 +144,7 @@ def _close(text: str):
     for _ in range(2):
         trial = body[:-1] if body.endswith(",") else body
         try:
-            data = json.loads(trial + "}\n}")
+            data = _parse(trial + "}\n}")
         except json.JSONDecodeError:
             body = body[:body.rfind("\n")].rstrip() if "\n" in body else ""
             continue

@@ -354,3 +354,12 @@ def test_hostile_files_cost_only_themselves(tmp_path, monkeypatch):
         (tmp_path / name).write_text(text)
         with pytest.raises(ReplayFileError, match=f"{name}.*{why}"):
             Replay(tmp_path / name)
+    # a number longer than Python's int() reads (4,300 digits) costs only its entry, in a whole
+    # file and in one Kernel Tuner left open
+    huge = "1" + "0" * 100_000
+    body = (json.dumps({**header, "cache": {"1": {"a": 1, "time": 2.0}}})[:-2] + ', "2": {"a": 2, "time": ' + huge
+            + "}}}")
+    for name, text in (("long_int.json", body), ("long_int_open.json", body[:-2] + ",\n")):
+        (tmp_path / name).write_text(text)
+        r = Replay(tmp_path / name)
+        assert r.cost(r.records[(1,)]) == 0.002 and r.cost(r.records[(2,)]) is None     # (times in ms)
