@@ -14,6 +14,7 @@ from .affine import (COMPARE, affine_block_fast, affine_compare, affine_int_fast
                      int_div, keep_affine, runs_of, scalar_int_fast)
 from .dtypes import constexpr_value
 from .tensor import FROM_ABOVE, POOL, broadcast_shape, tensor, to_tensor, round_to
+from .boxes import box_and, box_compare
 
 
 def rows_aligned(x: tensor, nd: int, dt=None) -> np.ndarray:
@@ -178,6 +179,8 @@ def binary(a, b, op: str) -> tensor:
         fast = affine_int_fast(a, b, op)
     if fast is None:
         fast = affine_block_fast(a, b, op)
+    if fast is None and op == "and":
+        fast = box_and(a, b)
     if fast is None:
         fast = _bool_fast(a, b, op)
     if fast is None:
@@ -211,6 +214,9 @@ def binary(a, b, op: str) -> tensor:
         decided = affine_compare(a, b, op, shape)
         if decided is not None:
             return decided
+        boxed = box_compare(a, b, op, shape, dt)
+        if boxed is not None:
+            return boxed
     nd = len(shape)
     va, vb = rows_aligned(a, nd, dt), rows_aligned(b, nd, dt)
     if op == "and" and dt.is_bool() and nd:

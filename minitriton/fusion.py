@@ -363,7 +363,7 @@ def fused_mask(m, other, axis):
         v = one
     shape = list(m.shape)
     shape[axis % 2] = 1
-    return tensor(np.ascontiguousarray(v), m.dtype, tuple(shape)), other, _compact(m.v)
+    return tensor(np.ascontiguousarray(v), m.dtype, tuple(shape)), other, (_compact(m.v), m.box, m.shape)
 
 
 def _compact(v: np.ndarray) -> np.ndarray:
@@ -374,10 +374,18 @@ def _compact(v: np.ndarray) -> np.ndarray:
 
 def _same_mask(m, other, fused) -> bool:
     """Whether a later trip's mask and other are the first trip's (fused_mask)."""
-    _, first_other, values = fused
+    _, first_other, (values, box, shape) = fused
     if not isinstance(m, tensor) or m.buf is not None or other is not first_other and not \
             (isinstance(other, (int, float)) and type(other) is type(first_other) and other == first_other):
         return False
+    if box is not None and m.box is not None and m.shape == shape:
+        # box masks (boxes.py): one box per program is one set of lanes, so the same bounds are
+        # the same mask, compared without building either
+        try:
+            return all(bool((np.broadcast_to(x, np.broadcast_shapes(x.shape, y.shape)) == y).all())
+                       for x, y in zip(m.box, box))
+        except ValueError:
+            pass
     v = _compact(m.v)
     return v.shape == values.shape and bool((v == values).all())
 
@@ -386,6 +394,9 @@ def _all_true(m) -> bool:
     if m is None:
         return True
     if isinstance(m, tensor):
+        if m.box is not None and m._v is None:      # a box mask (boxes.py): whole boxes everywhere
+            lo, hi = m.box
+            return bool((lo == 0).all() and (hi == np.array(m.shape, np.int64)).all())
         return m.buf is None and m.dtype.is_bool() and bool(np.all(m.v))
     return isinstance(m, (bool, np.bool_)) and bool(m)
 

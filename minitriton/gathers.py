@@ -5,7 +5,7 @@ of access are common and are read here without a gather per lane:
 - runs: offsets that step evenly along one axis but are not affine (an embedding's
   `idx[:, None] * D + cols[None, :]`, tutorial 03's rows wrapped by `% M`; affine.runs_of keeps
   them as run starts and a step): read one strided run per start;
-- boxes: a mask that keeps a box of each program's block (memory._masked_boxes): read one window
+- boxes: a mask that keeps a box of each program's block (masked_boxes, below): read one window
   per box.
 Programs that read the same runs, or the same box at the same place (a matmul's programs in one
 row of tiles), read them once: the block is `shared` (tensor.py), program p's value being
@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import fast_loops
+from .boxes import widened
 from .storage import as_strided, window
 from .tensor import run_values, tensor
 
@@ -90,6 +92,55 @@ def distinct_rows(a: np.ndarray):
         return a[pick], which
     distinct, which = np.unique(a, axis=0, return_inverse=True)
     return distinct, which.reshape(-1)
+
+
+def masked_boxes(pointer, m):
+    """A mask that keeps a box of each program's block (on each axis one run of lanes: `cols <
+    n_cols` of a row that does not fill its block, the ragged edge of a matmul's edge tiles), on
+    an affine pointer: [(the programs, None for all, the pointer cut to their box, the box's
+    slices of the block)], one entry per distinct box and none for programs that keep nothing;
+    None when some program's mask is not a box.  The access is then a strided window per box,
+    where lane-by-lane offsets and a gather cost ten times more (Triton's softmax at 1823 x 781
+    in blocks of 1024).  `m` is the access's mask array, or a box mask (boxes.py) whose bounds
+    are the boxes already, no lane of it built or scanned."""
+    if pointer.aff is None or not pointer.shape:
+        return None
+    c, steps = pointer.aff
+    if type(m) is tensor:                           # a box mask: its bounds are the boxes
+        starts, stops = widened(m, tuple(pointer.shape))
+        rows, nd, kept = starts.shape[0], starts.shape[1], (stops > starts).all(axis=1)
+        if rows != 1 and c.shape[0] not in (1, rows):
+            return None
+    else:
+        rows, nd = m.shape[0], m.ndim - 1        # the mask's rows: 1 when it is the same for every program
+                                                 # (blocks of one or two axes: the others take the general path)
+        if rows != 1 and c.shape[0] not in (1, rows):
+            return None
+        if nd > 2:
+            return None
+        box, starts, stops, kept = fast_loops.mask_boxes(m)       # one compiled pass over the mask
+        if not box:
+            return None                                 # some program's lanes are not one box
+        full = np.array(m.shape[1:]) == 1               # axes the mask does not vary along: the whole block
+        starts = np.where(full, 0, starts)
+        stops = np.where(full, np.array(pointer.shape, np.int64), stops)
+    some = np.flatnonzero(kept)
+    if not some.size:
+        return []
+    bounds = np.concatenate([starts, stops], axis=1)[some]
+    code = bounds[:, 0]                             # one integer per box (np.unique over rows sorts
+    for k in range(1, bounds.shape[1]):             # structured records: ten times slower)
+        code = code * (max(pointer.shape) + 1) + bounds[:, k]
+    _, first, which = group_keys(code)
+    out = []
+    for g, key in enumerate(bounds[first].tolist()):
+        idx = None if rows == 1 else some[which == g]
+        cuts = tuple(slice(a, b) for a, b in zip(key[:nd], key[nd:]))
+        offset = sum(s * cut.start for s, cut in zip(steps, cuts))
+        base = (c if idx is None or c.shape[0] == 1 else c[idx]) + offset
+        shape = tuple(cut.stop - cut.start for cut in cuts)
+        out.append((idx, tensor(None, pointer.dtype, shape, aff=(base, steps), buf=pointer.buf), cuts))
+    return out
 
 
 def shared_boxes(windows, rows, pointer, src, fill):

@@ -11,7 +11,7 @@ import numpy as np
 
 from .dtypes import constexpr_value
 from . import dtypes as D
-from . import addresses, block_ptr, context, counting, fast_loops, gathers
+from . import addresses, block_ptr, boxes, context, counting, gathers
 from .storage import Buffer, OutOfBoundsError, Region, Window, window, program_view  # noqa: F401 (OutOfBoundsError: users import it here)
 from .tensor import FROM_ABOVE, POISON, broadcast_shape, tensor, to_tensor, broadcast_rows
 from .affine import affine_bounds
@@ -78,9 +78,11 @@ def check_pointer(pointer, what):
     return pointer
 
 
-def access_mask(mask, shape, what):
+def access_mask(mask, shape, what, boxes_ok=False):
     """The lanes an access touches: the user's mask and the launch's active programs, as a bool
-    array (rows|1, ...) broadcastable to the pointer's block, or None for every lane."""
+    array (rows|1, ...) broadcastable to the pointer's block, or None for every lane.  With
+    `boxes_ok`, a box mask (boxes.py) whose programs keep part of their block comes back as the
+    tensor itself, its lanes not built: the caller reads its bounds, or asks mask_lanes."""
     active = context.current().active
     if mask is None and active is None:
         return None
@@ -97,6 +99,15 @@ def access_mask(mask, shape, what):
         if full != tuple(shape):
             raise ValueError(f"tl.{what}: mask of shape {list(m.shape)} does not broadcast to the pointer's shape "
                              f"{list(shape)}")
+        if m.box is not None and m._v is None and active is None:
+            lo, hi = boxes.widened(m, tuple(shape))
+            whole = (lo == 0).all(axis=1) & (hi == np.array(shape, np.int64)).all(axis=1)
+            if whole.all():
+                return None
+            if (whole | (hi == 0).all(axis=1)).all():
+                return whole.reshape((-1,) + (1,) * nd)    # each program all its lanes or none
+            if boxes_ok:
+                return m
         v = m.v
         v = v.reshape((v.shape[0],) + (1,) * (nd - len(m.shape)) + m.shape).astype(bool, copy=False)
         if nd and not any(v.strides[1:]):  # the same for every lane of a program: keep one per program
@@ -105,6 +116,12 @@ def access_mask(mask, shape, what):
         a = active.reshape((-1,) + (1,) * nd)
         v = a if v is None else v & a
     return None if v.all() else v
+
+
+def mask_lanes(m: tensor, shape):
+    """The lanes of a box mask that access_mask handed back whole, as access_mask gives them."""
+    v = m.v
+    return v.reshape((v.shape[0],) + (1,) * (len(shape) - len(m.shape)) + m.shape).astype(bool, copy=False)
 
 
 _MIN, _MAX = np.minimum.reduce, np.maximum.reduce   # without ndarray.min's Python wrapper (hot: every access)
@@ -127,48 +144,6 @@ def _affine_in_bounds(pointer):
     if lo < buf.lo or hi + span >= buf.hi:
         return None
     return base, tuple(kept)
-
-
-def _masked_boxes(pointer, m):
-    """A mask that keeps a box of each program's block (on each axis one run of lanes: `cols <
-    n_cols` of a row that does not fill its block, the ragged edge of a matmul's edge tiles), on
-    an affine pointer: [(the programs, None for all, the pointer cut to their box, the box's
-    slices of the block)], one entry per distinct box and none for programs that keep nothing;
-    None when some program's mask is not a box.  The access is then a strided window per box,
-    where lane-by-lane offsets and a gather cost ten times more (Triton's softmax at 1823 x 781
-    in blocks of 1024)."""
-    if pointer.aff is None or not pointer.shape:
-        return None
-    c, steps = pointer.aff
-    rows, nd = m.shape[0], m.ndim - 1        # the mask's rows: 1 when it is the same for every program
-                                             # (blocks of one or two axes: the others take the general path)
-    if rows != 1 and c.shape[0] not in (1, rows):
-        return None
-    if nd > 2:
-        return None
-    box, starts, stops, kept = fast_loops.mask_boxes(m)       # one compiled pass over the mask
-    if not box:
-        return None                                 # some program's lanes are not one box
-    full = np.array(m.shape[1:]) == 1               # axes the mask does not vary along: the whole block
-    starts = np.where(full, 0, starts)
-    stops = np.where(full, np.array(pointer.shape, np.int64), stops)
-    some = np.flatnonzero(kept)
-    if not some.size:
-        return []
-    bounds = np.concatenate([starts, stops], axis=1)[some]
-    code = bounds[:, 0]                             # one integer per box (np.unique over rows sorts
-    for k in range(1, bounds.shape[1]):             # structured records: ten times slower)
-        code = code * (max(pointer.shape) + 1) + bounds[:, k]
-    _, first, which = gathers.group_keys(code)
-    out = []
-    for g, key in enumerate(bounds[first].tolist()):
-        idx = None if rows == 1 else some[which == g]
-        cuts = tuple(slice(a, b) for a, b in zip(key[:nd], key[nd:]))
-        offset = sum(s * cut.start for s, cut in zip(steps, cuts))
-        base = (c if idx is None or c.shape[0] == 1 else c[idx]) + offset
-        shape = tuple(cut.stop - cut.start for cut in cuts)
-        out.append((idx, tensor(None, pointer.dtype, shape, aff=(base, steps), buf=pointer.buf), cuts))
-    return out
 
 
 def program_addresses(pointer):
@@ -294,7 +269,13 @@ def load(pointer, mask=None, other=None, boundary_check=(), padding_option="", c
         raise ValueError("tl.load: boundary_check needs a block pointer (tl.make_block_ptr); use mask= otherwise")
     pointer = check_pointer(pointer, "load")
     buf = pointer.buf
-    m = access_mask(mask, pointer.shape, "load")
+    plain = not isinstance(buf, addresses.MixedBuffer) and context.current().counts is None
+    m = access_mask(mask, pointer.shape, "load", boxes_ok=plain and pointer.runs is None)
+    if type(m) is tensor:       # a box mask: its windows read without building its lanes
+        boxed = _box_load(pointer, m, other, buf.storage.data(), buf)
+        if boxed is not None:
+            return boxed
+        m = mask_lanes(m, pointer.shape)
     if isinstance(buf, addresses.MixedBuffer) and context.current().counts is None:
         return addresses.load(pointer, m, other, user_mask=mask is not None)
     if context.current().counts is not None:
@@ -352,13 +333,14 @@ def _fill(other, buf, src, pointer):
 
 
 def _box_load(pointer, m, other, src, buf):
-    """A load whose mask keeps a box of each block (_masked_boxes): `other` everywhere, then
+    """A load whose mask keeps a box of each block (gathers.masked_boxes): `other` everywhere, then
     each box's window."""
-    boxes = _masked_boxes(pointer, m)
+    boxes = gathers.masked_boxes(pointer, m)
     if boxes is None:
         return None
     fill = _fill(other, buf, src, pointer)
-    rows = max(pointer.aff[0].shape[0], m.shape[0], fill.shape[0] if isinstance(fill, np.ndarray) and fill.ndim else 1)
+    rows = max(pointer.aff[0].shape[0], m.rows if type(m) is tensor else m.shape[0],
+               fill.shape[0] if isinstance(fill, np.ndarray) and fill.ndim else 1)
     windows = []
     for idx, sub, cuts in boxes:
         fast = _affine_in_bounds(sub)
@@ -391,11 +373,11 @@ def _box_load(pointer, m, other, src, buf):
 
 
 def _box_store(pointer, m, vals, st) -> bool:
-    """A store whose mask keeps a box of each block (_masked_boxes), as a window per box; False
+    """A store whose mask keeps a box of each block (gathers.masked_boxes), as a window per box; False
     when it does not, a kept lane is out of bounds (the general path then says which), or boxes
     of different programs may overlap: written box by box, the later program would not always
     write last, as it does when programs run in order."""
-    boxes = _masked_boxes(pointer, m)
+    boxes = gathers.masked_boxes(pointer, m)
     if boxes is None or len(boxes) > 1 and _may_overlap(boxes):
         return False
     puts = []
@@ -521,8 +503,15 @@ def store(pointer, value, mask=None, boundary_check=(), cache_modifier="", evict
         return addresses.store(pointer, vals, m)
     buf.check_writable()
     st = buf.storage
-    m = access_mask(mask, pointer.shape, "store")
     state = context.current()
+    m = access_mask(mask, pointer.shape, "store", boxes_ok=state.counts is None)
+    if type(m) is tensor:       # a box mask: its windows written without building its lanes
+        vals = values_for(pointer, value, "store", unrounded_ok=st.logging)
+        state.writes += 1
+        if _box_store(pointer, m, vals, st):
+            return None
+        state.writes -= 1
+        m = mask_lanes(m, pointer.shape)
     region = _whole_region(pointer, value, st) if m is None and state.counts is None else None
     if region is not None:          # deferred arithmetic computed at commit straight into the output
         state.writes += 1

@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 
+from . import boxes
 from .tensor import Slice, broadcast_shape, tensor, to_tensor
 from .affine import aligned_steps
 from .arithmetic import constexpr_value, rows_aligned
@@ -22,21 +23,26 @@ def _getitem(x: tensor, idx):
         k = idx.index(Ellipsis)
         fill = len(x.shape) - (len(idx) - 1 - builtins.sum(i is None for i in idx))
         idx = idx[:k] + (slice(None),) * fill + idx[k + 1:]
-    shape, steps, d = [], [], 0
+    shape, steps, sources, d = [], [], [], 0
     for i in idx:
         if i is None:
             shape.append(1)
             steps.append(0)
+            sources.append(None)
         elif isinstance(i, slice) and i == slice(None):
             if d >= len(x.shape):   # Triton lets a ':' past the last dimension through
                 continue
             shape.append(x.shape[d])
             steps.append(x.aff[1][d] if x.aff is not None else 0)
+            sources.append(d)
             d += 1
         else:
             raise IndexError(f"unsupported tensor index: {i!r}; blocks can only be indexed with None and ':' "
                              f"(e.g. x[:, None])")
+    sources += range(d, len(x.shape))
     shape += x.shape[d:]
+    if x.box is not None and x._v is None:     # a box mask (boxes.py) stays one: `(rows < M)[:, None]`
+        return boxes.reindexed(x, sources, tuple(shape))
     if x.aff is not None:
         steps += list(x.aff[1][d:])
     return _with_shape(x, tuple(shape), tuple(steps))

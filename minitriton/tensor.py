@@ -11,7 +11,12 @@ step evenly along one axis (an embedding's `idx[:, None] * D + cols[None, :]`) c
 (starts, axis, step)` instead of `v`: ``v = starts + step * (index along axis)``; a load through
 them reads one strided run per start, once for programs that read the same runs, and returns
 `shared = (blocks, which)`: program p's value is ``blocks[which[p]]``, which a dot multiplies as
-one GEMM over the distinct blocks.  Either is turned into `v` when something asks for it.
+one GEMM over the distinct blocks.  A boolean block that keeps one box of lanes in each program
+(a tile's edge mask, `(rows[:, None] < M) & (cols[None, :] < N)`) may carry `box = (lo, hi)`
+instead of `v`: per program and axis, the lanes [lo, hi) are True (affine.box_compare makes
+them, box_and intersects them), so that a masked load or store finds each program's window
+without building and scanning a block of lanes.  Any of these is turned into `v` when something
+asks for it.
 
 Control flow that asks a tensor for a Python value (`if`, `while`, `range`) works when the
 value is the same in every program; otherwise `Divergent` is raised and the launch falls
@@ -226,6 +231,25 @@ def broadcast_shape(a, b):
     return out
 
 
+def box_values(lo, hi, shape) -> np.ndarray:
+    """The lanes of a box mask (tensor.box): True where every axis's index lies in [lo, hi) of its
+    program (lo, hi: (rows, len(shape)) integers), as a (rows, *shape) bool array.  An axis that
+    every program keeping lanes keeps whole is a broadcast (stride 0) of the others' answer, as
+    the lane-by-lane `&` with a mask decided along it gives (fusion compares masks cut so)."""
+    per_program = (-1,) + (1,) * len(shape)
+    some = (hi > lo).all(axis=1)
+    out = None if some.all() else some.reshape(per_program)
+    for d, n in enumerate(shape):
+        if ((lo[some, d] == 0) & (hi[some, d] == n)).all():
+            continue
+        ramp = np.arange(n).reshape((1,) * (d + 1) + (n,) + (1,) * (len(shape) - d - 1))
+        kept = (ramp >= lo[:, d].reshape(per_program)) & (ramp < hi[:, d].reshape(per_program))
+        out = kept if out is None else out & kept
+    if out is None:
+        out = np.ones((1,) * (len(shape) + 1), bool)
+    return np.broadcast_to(out, (lo.shape[0],) + tuple(shape))
+
+
 def run_values(starts, axis, step, shape) -> np.ndarray:
     """The integers of runs (tensor.runs): starts (rows, *shape with 1 at `axis`) plus `step`
     times the index along `axis`, as a (rows, *shape) int64 view."""
@@ -235,7 +259,7 @@ def run_values(starts, axis, step, shape) -> np.ndarray:
 
 
 class tensor:
-    __slots__ = ("_v", "dtype", "shape", "aff", "buf", "pv", "owned", "win", "lazy", "runs", "shared")
+    __slots__ = ("_v", "dtype", "shape", "aff", "buf", "pv", "owned", "win", "lazy", "runs", "shared", "box")
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         """`np.float32(2) * x` is the operator (numpy asks us first); `np.sin(x)` is refused."""
@@ -266,6 +290,7 @@ class tensor:
         self.lazy = None    # a deferred computation (dot.DotChain) that produces _v when first needed
         self.runs = None    # (starts, axis, step): integers stepping evenly along one axis (affine.runs_of)
         self.shared = None  # (blocks, which): program p's value is blocks[which[p]] (gathers.py)
+        self.box = None     # (lo, hi): a bool block True in the box [lo, hi) of each program (affine.box_compare)
 
     def __del__(self):
         if self.owned:
@@ -303,6 +328,8 @@ class tensor:
         elif self._v is None and self.shared is not None:
             blocks, which = self.shared
             self._v = blocks[which]
+        elif self._v is None and self.box is not None:
+            self._v = box_values(*self.box, self.shape)
         elif self._v is None:
             c, steps = self.aff
             if c.shape[0] == 1:  # a uniform index block (an arange, say): built once, reused
@@ -355,6 +382,8 @@ class tensor:
             return self.runs[0].shape[0]
         if self.shared is not None:
             return self.shared[1].shape[0]
+        if self.box is not None:
+            return self.box[0].shape[0]
         return self.aff[0].shape[0]
 
     @property

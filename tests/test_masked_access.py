@@ -42,8 +42,8 @@ def test_a_row_shorter_than_its_block(n, monkeypatch):
     src = np.random.default_rng(0).standard_normal((rows, n)).astype(np.float32)
     keep = src.copy()
     boxes = []
-    found = memory._masked_boxes
-    monkeypatch.setattr(memory, "_masked_boxes", lambda p, m: boxes.append(found(p, m)) or boxes[-1])
+    found = gathers.masked_boxes
+    monkeypatch.setattr(gathers, "masked_boxes", lambda p, m: boxes.append(found(p, m)) or boxes[-1])
     dst = np.full((rows, block), np.nan, np.float32)
     copy_rows[(rows,)](src, dst, n, n, OTHER=-3.5, BLOCK=block)
     want = np.full((rows, block), -3.5, np.float32)
@@ -87,8 +87,8 @@ def test_edge_tiles_each_with_their_own_box(M, N, triangle, monkeypatch):
     src = np.random.default_rng(1).standard_normal((M, N)).astype(np.float32)
     dst = np.full((M, N), np.nan, np.float32)
     boxes = []
-    found = memory._masked_boxes
-    monkeypatch.setattr(memory, "_masked_boxes", lambda p, m: boxes.append(found(p, m)) or boxes[-1])
+    found = gathers.masked_boxes
+    monkeypatch.setattr(gathers, "masked_boxes", lambda p, m: boxes.append(found(p, m)) or boxes[-1])
     scale_tiles[(-(-M // bm) * -(-N // bn),)](src, dst, M, N, TRIANGLE=triangle, BM=bm, BN=bn)
     want = src * 2 + 1
     if triangle:
