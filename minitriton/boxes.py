@@ -28,9 +28,13 @@ from .affine import FLIPPED, affine_bounds
 from .tensor import broadcast_shape, tensor
 
 _enabled = True
-# a compare whose lanes (over all programs) are fewer than this builds them: the bounds cost a
-# fixed dozen array operations, each later access a few more, which only pays on bigger masks
-# (measured on masked vector adds and transposes: even at 16K lanes, ahead from 64K)
+# Masked loads and stores of fewer lanes than ACCESS_LANES (over all programs) go lane by lane
+# (memory.py): their few array operations cost less than finding and grouping boxes (a masked
+# vector add of 8 blocks of 128: 510 -> 270 us a launch); from about this size on, the boxes'
+# windows pay.  A compare is kept as bounds when its own lanes reach ACCESS_LANES, or MIN_LANES
+# for one with an axis of one lane (`rows[:, None] < M`), which `&` widens to a tile's lanes.
+# Both measured on masked vector adds and transposes from 256 to 262,144 lanes.
+ACCESS_LANES = 1 << 15
 MIN_LANES = 1 << 13
 
 
@@ -41,11 +45,16 @@ def set_enabled(on: bool) -> bool:
     return prev
 
 
+def _clipped(x, n):
+    """x limited to [0, n] (np.clip's own overhead is most of the cost at these sizes)."""
+    return np.minimum(np.maximum(x, 0), n)
+
+
 def _below(c, s, k, n):
     """[lo, hi) of the lanes i in [0, n) with c + s*i < k (c, k: per program; s != 0)."""
     if s > 0:
-        return np.zeros_like(c), np.clip(-((c - k) // s), 0, n)         # i < (k - c) / s, rounded up
-    return np.clip((c - k) // -s + 1, 0, n), np.full_like(c, n)         # i > (c - k) / |s|
+        return np.zeros_like(c), _clipped(-((c - k) // s), n)         # i < (k - c) / s, rounded up
+    return _clipped((c - k) // -s + 1, n), np.full_like(c, n)         # i > (c - k) / |s|
 
 
 def _boxed(lo, hi, d, shape):
@@ -53,10 +62,12 @@ def _boxed(lo, hi, d, shape):
     of axis d keeping none of any axis."""
     rows = lo.shape[0]
     lo_all = np.zeros((rows, len(shape)), np.int64)
-    hi_all = np.tile(np.array(shape, np.int64), (rows, 1))
+    hi_all = np.empty((rows, len(shape)), np.int64)
+    hi_all[:] = shape
+    empty = hi <= lo
     lo_all[:, d], hi_all[:, d] = lo, hi
-    empty = (hi_all <= lo_all).any(axis=1)
-    lo_all[empty] = hi_all[empty] = 0
+    if empty.any():
+        lo_all[empty] = hi_all[empty] = 0
     return lo_all, hi_all
 
 
@@ -71,7 +82,7 @@ def box_compare(a: tensor, b: tensor, op: str, shape, dt):
     if a.aff is None or b.aff is None or b.shape or not a.shape or tuple(a.shape) != tuple(shape):
         return None
     c, steps = a.aff
-    if max(c.shape[0], b.aff[0].shape[0]) * math.prod(shape) < MIN_LANES:
+    if max(c.shape[0], b.aff[0].shape[0]) * math.prod(shape) < (MIN_LANES if 1 in shape else ACCESS_LANES):
         return None
     axes = [d for d, (s, n) in enumerate(zip(steps, shape)) if s and n > 1]
     if len(axes) != 1:
@@ -83,8 +94,8 @@ def box_compare(a: tensor, b: tensor, op: str, shape, dt):
     d = axes[0]
     s, n = int(steps[d]), shape[d]
     rows = max(c.shape[0], b.aff[0].shape[0])
-    c = np.broadcast_to(c, (rows,)).astype(np.int64)
-    k = np.broadcast_to(b.aff[0], (rows,)).astype(np.int64)
+    c = np.broadcast_to(c, (rows,))
+    k = np.broadcast_to(b.aff[0], (rows,))
     if op == "eq":
         i = (k - c) // s
         hit = (c + s * i == k) & (i >= 0) & (i < n)

@@ -78,6 +78,11 @@ def check_pointer(pointer, what):
     return pointer
 
 
+def _lane_count(pointer, m) -> int:
+    rows = max(pointer.rows, m.rows if type(m) is tensor else m.shape[0])
+    return rows * int(np.prod(pointer.shape))
+
+
 def access_mask(mask, shape, what, boxes_ok=False):
     """The lanes an access touches: the user's mask and the launch's active programs, as a bool
     array (rows|1, ...) broadcastable to the pointer's block, or None for every lane.  With
@@ -272,7 +277,7 @@ def load(pointer, mask=None, other=None, boundary_check=(), padding_option="", c
     plain = not isinstance(buf, addresses.MixedBuffer) and context.current().counts is None
     m = access_mask(mask, pointer.shape, "load", boxes_ok=plain and pointer.runs is None)
     if type(m) is tensor:       # a box mask: its windows read without building its lanes
-        boxed = _box_load(pointer, m, other, buf.storage.data(), buf)
+        boxed = _box_load(pointer, m, other, buf.storage.data(), buf) if _lane_count(pointer, m) >= boxes.ACCESS_LANES else None
         if boxed is not None:
             return boxed
         m = mask_lanes(m, pointer.shape)
@@ -313,7 +318,7 @@ def load(pointer, mask=None, other=None, boundary_check=(), padding_option="", c
             loaded = gathers.read_runs(pointer, m, fill, src, buf)
             if loaded is not None:
                 return loaded
-        boxed = _box_load(pointer, m, other, src, buf) if m is not None else None
+        boxed = _box_load(pointer, m, other, src, buf) if m is not None and _lane_count(pointer, m) >= boxes.ACCESS_LANES else None
         if boxed is not None:
             return boxed
         off, m = materialized(pointer, m, "load")
@@ -508,7 +513,7 @@ def store(pointer, value, mask=None, boundary_check=(), cache_modifier="", evict
     if type(m) is tensor:       # a box mask: its windows written without building its lanes
         vals = values_for(pointer, value, "store", unrounded_ok=st.logging)
         state.writes += 1
-        if _box_store(pointer, m, vals, st):
+        if _lane_count(pointer, m) >= boxes.ACCESS_LANES and _box_store(pointer, m, vals, st):
             return None
         state.writes -= 1
         m = mask_lanes(m, pointer.shape)
@@ -543,7 +548,7 @@ def store(pointer, value, mask=None, boundary_check=(), cache_modifier="", evict
             base, steps = fast
             st.put(Window(base, steps, pointer.shape), np.broadcast_to(vals, (rows,) + pointer.shape)[sel])
             return None
-    if m is not None and _box_store(pointer, m, vals, st):
+    if m is not None and _lane_count(pointer, m) >= boxes.ACCESS_LANES and _box_store(pointer, m, vals, st):
         return None
     off, m = materialized(pointer, m, "store", vals.shape[0])
     vals = np.broadcast_to(vals, off.shape)

@@ -17,6 +17,7 @@ from kernels.indexing import masked_matmul, transpose
 def every_size(monkeypatch):
     """Box masks for compares of any size (by default only big ones are kept as bounds)."""
     monkeypatch.setattr(boxes, "MIN_LANES", 0)
+    monkeypatch.setattr(boxes, "ACCESS_LANES", 0)
 
 
 def both_ways(fn):
@@ -143,3 +144,24 @@ def test_box_and_widens_an_axis_a_mask_holds_once(every_size):
         on, off = both_ways(lambda: (masks[(4, 3)](o := np.zeros(4 * 3 * 8 * 16, np.int8), M, N, 0, BM=8, BN=16,
                                                    FORM=1), o)[1])
         np.testing.assert_array_equal(on, off)
+
+
+def test_small_accesses_go_lane_by_lane_with_the_same_answer(spy, monkeypatch):
+    """Below boxes.ACCESS_LANES a masked access builds its lanes (cheaper there than finding
+    boxes); the answer is the boxes' answer."""
+    windows = spy(gathers, "masked_boxes")
+    m, n = 40, 30
+    x = np.random.default_rng(2).standard_normal((m, n)).astype(np.float32)
+
+    def run():
+        y = np.full((n, m), 9.0, np.float32)
+        transpose[(mt.cdiv(m, 16), mt.cdiv(n, 16))](x, y, m, n, BM=16, BN=16)
+        return y
+    small = run()
+    assert not windows
+    monkeypatch.setattr(boxes, "ACCESS_LANES", 0)
+    monkeypatch.setattr(boxes, "MIN_LANES", 0)
+    boxed = run()
+    assert windows
+    np.testing.assert_array_equal(small, boxed)
+    np.testing.assert_array_equal(small, x.T)

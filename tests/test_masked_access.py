@@ -7,9 +7,18 @@ import pytest
 
 import minitriton as mt
 import minitriton.language as tl
-from minitriton import gathers, memory
+from minitriton import boxes as box_masks, gathers, memory
 from minitriton.memory import OutOfBoundsError
 from kernels.indexing import masked_matmul
+
+
+@pytest.fixture(autouse=True)
+def windows_at_every_size(monkeypatch):
+    """These tests are about reading a built mask's boxes as windows, at every size (accesses below
+    boxes.ACCESS_LANES go lane by lane), with masks built lane by lane (box masks kept as bounds
+    have tests of their own, tests/test_boxes.py)."""
+    monkeypatch.setattr(box_masks, "ACCESS_LANES", 0)
+    monkeypatch.setattr(box_masks, "_enabled", False)
 
 
 @mt.jit
