@@ -11,6 +11,7 @@ import minitriton.language as tl
 from minitriton import boxes, fast_loops, gathers
 from minitriton.memory import OutOfBoundsError
 from kernels.indexing import masked_matmul, transpose
+from tests.switches import on_and_off
 
 
 @pytest.fixture
@@ -21,14 +22,7 @@ def every_size(monkeypatch):
 
 
 def both_ways(fn):
-    prev = boxes.set_enabled(True)
-    try:
-        on = fn()
-        boxes.set_enabled(False)
-        off = fn()
-    finally:
-        boxes.set_enabled(prev)
-    return on, off
+    return on_and_off(boxes.set_enabled, fn)
 
 
 @mt.jit

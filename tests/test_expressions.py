@@ -13,19 +13,13 @@ from minitriton import expressions
 from minitriton.arithmetic import Expression
 from minitriton.tensor import POOL
 from kernels.tutorials import asin_kernel, attention_fwd, layer_norm_fwd, softmax_row
+from tests.switches import on_and_off
 
 ROWS, COLS = 256, 512          # 128K elements a launch: above expressions.MIN_ELEMENTS
 
 
 def both_ways(fn):
-    out = []
-    for on in (True, False):
-        prev = expressions.set_enabled(on)
-        try:
-            out.append(fn())
-        finally:
-            expressions.set_enabled(prev)
-    return out
+    return on_and_off(expressions.set_enabled, fn)
 
 
 def test_blocks_this_big_are_deferred(monkeypatch):

@@ -10,6 +10,7 @@ import minitriton.language as tl
 from minitriton import affine, dot, gathers
 from minitriton.memory import OutOfBoundsError
 from kernels.tutorials import matmul_kernel
+from tests.switches import on_and_off
 
 
 @mt.jit
@@ -31,15 +32,7 @@ def columns(X, I, O, M, STEP: tl.constexpr, BR: tl.constexpr, BC: tl.constexpr):
 
 
 def both_ways(fn):
-    """fn() with runs on, then off: (result on, result off)."""
-    prev = affine.set_runs(True)
-    try:
-        on = fn()
-        affine.set_runs(False)
-        off = fn()
-    finally:
-        affine.set_runs(prev)
-    return on, off
+    return on_and_off(affine.set_runs, fn)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int64])
