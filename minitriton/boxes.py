@@ -9,7 +9,7 @@ tiles: 720,000 of them), which the masked load then scans again to find each pro
 But each compare keeps a run of lanes along the one axis its affine block steps on, and `&` of
 such runs is a box: per program and axis, the lanes [lo, hi) (tensor.box).  Here the compare and
 the `&` compute those bounds, a few integers per program; a load or store through an affine
-pointer reads them as its windows (gathers.box_windows), and anything else that asks for the
+pointer reads them as its windows (gathers.masked_boxes), and anything else that asks for the
 lanes gets them built from the bounds (tensor.box_values), the same booleans the compare and `&`
 would have given.
 
@@ -30,7 +30,7 @@ from .tensor import broadcast_shape, tensor
 _enabled = True
 # Masked loads and stores of fewer lanes than ACCESS_LANES (over all programs) go lane by lane
 # (memory.py): their few array operations cost less than finding and grouping boxes (a masked
-# vector add of 8 blocks of 128: 510 -> 270 us a launch); from about this size on, the boxes'
+# vector add of 8 blocks of 128: 510 -> 300 us a launch); from about this size on, the boxes'
 # windows pay.  A compare is kept as bounds when its own lanes reach ACCESS_LANES, or MIN_LANES
 # for one with an axis of one lane (`rows[:, None] < M`), which `&` widens to a tile's lanes.
 # Both measured on masked vector adds and transposes from 256 to 262,144 lanes.

@@ -79,6 +79,7 @@ def check_pointer(pointer, what):
 
 
 def _lane_count(pointer, m) -> int:
+    """The lanes an access touches over all its programs: what the lane-by-lane path costs."""
     rows = max(pointer.rows, m.rows if type(m) is tensor else m.shape[0])
     return rows * int(np.prod(pointer.shape))
 
@@ -277,7 +278,8 @@ def load(pointer, mask=None, other=None, boundary_check=(), padding_option="", c
     plain = not isinstance(buf, addresses.MixedBuffer) and context.current().counts is None
     m = access_mask(mask, pointer.shape, "load", boxes_ok=plain and pointer.runs is None)
     if type(m) is tensor:       # a box mask: its windows read without building its lanes
-        boxed = _box_load(pointer, m, other, buf.storage.data(), buf) if _lane_count(pointer, m) >= boxes.ACCESS_LANES else None
+        big = _lane_count(pointer, m) >= boxes.ACCESS_LANES
+        boxed = _box_load(pointer, m, other, buf.storage.data(), buf) if big else None
         if boxed is not None:
             return boxed
         m = mask_lanes(m, pointer.shape)
@@ -318,7 +320,8 @@ def load(pointer, mask=None, other=None, boundary_check=(), padding_option="", c
             loaded = gathers.read_runs(pointer, m, fill, src, buf)
             if loaded is not None:
                 return loaded
-        boxed = _box_load(pointer, m, other, src, buf) if m is not None and _lane_count(pointer, m) >= boxes.ACCESS_LANES else None
+        big = m is not None and _lane_count(pointer, m) >= boxes.ACCESS_LANES
+        boxed = _box_load(pointer, m, other, src, buf) if big else None
         if boxed is not None:
             return boxed
         off, m = materialized(pointer, m, "load")
