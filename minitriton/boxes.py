@@ -57,18 +57,23 @@ def _below(c, s, k, n):
     return _clipped((c - k) // -s + 1, n), np.full_like(c, n)         # i > (c - k) / |s|
 
 
+def _emptied(lo, hi):
+    """Fresh bounds (rows, axes) with a program that keeps no lane of some axis keeping none of
+    any: one form for "nothing", so that equal bounds are equal masks."""
+    empty = (hi <= lo).any(axis=1)
+    if empty.any():
+        lo[empty] = hi[empty] = 0
+    return lo, hi
+
+
 def _boxed(lo, hi, d, shape):
-    """Bounds on every axis from those on axis d (the others whole), a program that keeps no lane
-    of axis d keeping none of any axis."""
+    """Bounds on every axis from those on axis d (the others whole)."""
     rows = lo.shape[0]
     lo_all = np.zeros((rows, len(shape)), np.int64)
     hi_all = np.empty((rows, len(shape)), np.int64)
     hi_all[:] = shape
-    empty = hi <= lo
     lo_all[:, d], hi_all[:, d] = lo, hi
-    if empty.any():
-        lo_all[empty] = hi_all[empty] = 0
-    return lo_all, hi_all
+    return _emptied(lo_all, hi_all)
 
 
 def box_compare(a: tensor, b: tensor, op: str, shape, dt):
@@ -116,20 +121,27 @@ def _all_true(x: tensor) -> bool:
         bool(v.reshape(-1)[0])
 
 
-def widened(x: tensor, shape):
-    """x's box bounds on every axis of `shape` (x's shape broadcast to it): an axis x holds once
-    is kept whole by the programs that keep anything."""
+def _placed(x: tensor, sources, shape):
+    """x's bounds on the axes of `shape`: axis k is x's axis sources[k], or (None) an axis x does
+    not hold, kept whole by the programs that keep anything."""
     lo, hi = x.box
-    pad = len(shape) - len(x.shape)
-    kept = hi[:, 0] > lo[:, 0] if lo.shape[1] else np.ones(lo.shape[0], bool)
+    kept = (hi > lo).all(axis=1)
     lo_all = np.zeros((lo.shape[0], len(shape)), np.int64)
     hi_all = np.zeros((lo.shape[0], len(shape)), np.int64)
-    for d, n in enumerate(shape):
-        if d >= pad and x.shape[d - pad] == n:
-            lo_all[:, d], hi_all[:, d] = lo[:, d - pad], hi[:, d - pad]
+    for k, d in enumerate(sources):
+        if d is None:
+            hi_all[:, k] = np.where(kept, shape[k], 0)
         else:
-            hi_all[:, d] = np.where(kept, n, 0)
+            lo_all[:, k], hi_all[:, k] = lo[:, d], hi[:, d]
     return lo_all, hi_all
+
+
+def widened(x: tensor, shape):
+    """x's box bounds on every axis of `shape` (x's shape broadcast to it)."""
+    if tuple(x.shape) == tuple(shape):
+        return x.box
+    pad = len(shape) - len(x.shape)
+    return _placed(x, [d - pad if d >= pad and x.shape[d - pad] == n else None for d, n in enumerate(shape)], shape)
 
 
 def box_and(a, b):
@@ -153,28 +165,14 @@ def box_and(a, b):
     (la, ha), (lb, hb) = widened(a, shape), widened(b, shape)
     if la.shape[0] != lb.shape[0] and 1 not in (la.shape[0], lb.shape[0]):
         return None
-    lo, hi = np.maximum(la, lb), np.minimum(ha, hb)
-    empty = (hi <= lo).any(axis=1)
-    if empty.any():
-        lo, hi = lo.copy(), hi.copy()
-        lo[empty] = hi[empty] = 0
     out = tensor(None, D.int1, shape)
-    out.box = (lo, hi)
+    out.box = _emptied(np.maximum(la, lb), np.minimum(ha, hb))
     return out
 
 
 def reindexed(x: tensor, sources, shape):
     """x indexed with None and ':' (`mask[:, None]`): output axis k is x's axis sources[k], or a
-    new axis of one lane (None), kept by the programs that keep anything."""
-    lo, hi = x.box
-    some = (hi > lo).all(axis=1) if lo.shape[1] else np.ones(lo.shape[0], bool)
-    new_lo = np.zeros((lo.shape[0], len(shape)), np.int64)
-    new_hi = np.zeros((lo.shape[0], len(shape)), np.int64)
-    for k, d in enumerate(sources):
-        if d is None:
-            new_hi[:, k] = some
-        else:
-            new_lo[:, k], new_hi[:, k] = lo[:, d], hi[:, d]
+    new axis of one lane (None)."""
     out = tensor(None, D.int1, shape)
-    out.box = (new_lo, new_hi)
+    out.box = _placed(x, sources, shape)
     return out

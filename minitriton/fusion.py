@@ -382,9 +382,8 @@ def _same_mask(m, other, fused) -> bool:
         # box masks (boxes.py): one box per program is one set of lanes, so the same bounds are
         # the same mask, compared without building either
         try:
-            return all(bool((np.broadcast_to(x, np.broadcast_shapes(x.shape, y.shape)) == y).all())
-                       for x, y in zip(m.box, box))
-        except ValueError:
+            return all(bool((x == y).all()) for x, y in zip(m.box, box))
+        except ValueError:      # programs' bounds that do not broadcast: compared by their lanes
             pass
     v = _compact(m.v)
     return v.shape == values.shape and bool((v == values).all())

@@ -78,17 +78,18 @@ def check_pointer(pointer, what):
     return pointer
 
 
-def _lane_count(pointer, m) -> int:
-    """The lanes an access touches over all its programs: what the lane-by-lane path costs."""
+def _boxes_pay(pointer, m) -> bool:
+    """Whether a masked access touches enough lanes over all its programs (boxes.ACCESS_LANES)
+    for reading its mask's boxes as windows to cost less than going lane by lane."""
     rows = max(pointer.rows, m.rows if type(m) is tensor else m.shape[0])
-    return rows * int(np.prod(pointer.shape))
+    return rows * int(np.prod(pointer.shape)) >= boxes.ACCESS_LANES
 
 
 def access_mask(mask, shape, what, boxes_ok=False):
     """The lanes an access touches: the user's mask and the launch's active programs, as a bool
     array (rows|1, ...) broadcastable to the pointer's block, or None for every lane.  With
-    `boxes_ok`, a box mask (boxes.py) whose programs keep part of their block comes back as the
-    tensor itself, its lanes not built: the caller reads its bounds, or asks mask_lanes."""
+    `boxes_ok`, a box mask (boxes.py) whose programs keep part of their block comes back as a box
+    mask on the pointer's axes, its lanes not built: the caller reads its bounds, or asks mask_lanes."""
     active = context.current().active
     if mask is None and active is None:
         return None
@@ -112,8 +113,10 @@ def access_mask(mask, shape, what, boxes_ok=False):
                 return None
             if (whole | (hi == 0).all(axis=1)).all():
                 return whole.reshape((-1,) + (1,) * nd)    # each program all its lanes or none
-            if boxes_ok:
-                return m
+            if boxes_ok:                                   # the bounds on the pointer's axes
+                out = tensor(None, D.int1, tuple(shape))
+                out.box = (lo, hi)
+                return out
         v = m.v
         v = v.reshape((v.shape[0],) + (1,) * (nd - len(m.shape)) + m.shape).astype(bool, copy=False)
         if nd and not any(v.strides[1:]):  # the same for every lane of a program: keep one per program
@@ -277,12 +280,12 @@ def load(pointer, mask=None, other=None, boundary_check=(), padding_option="", c
     buf = pointer.buf
     plain = not isinstance(buf, addresses.MixedBuffer) and context.current().counts is None
     m = access_mask(mask, pointer.shape, "load", boxes_ok=plain and pointer.runs is None)
-    if type(m) is tensor:       # a box mask: its windows read without building its lanes
-        big = _lane_count(pointer, m) >= boxes.ACCESS_LANES
-        boxed = _box_load(pointer, m, other, buf.storage.data(), buf) if big else None
+    box_mask = type(m) is tensor
+    if box_mask:                # a box mask: its windows read without building its lanes
+        boxed = _box_load(pointer, m, other, buf.storage.data(), buf) if _boxes_pay(pointer, m) else None
         if boxed is not None:
             return boxed
-        m = mask_lanes(m, pointer.shape)
+        m = mask_lanes(m, pointer.shape)     # (its lanes' boxes would not pay or fail alike below)
     if isinstance(buf, addresses.MixedBuffer) and context.current().counts is None:
         return addresses.load(pointer, m, other, user_mask=mask is not None)
     if context.current().counts is not None:
@@ -320,8 +323,8 @@ def load(pointer, mask=None, other=None, boundary_check=(), padding_option="", c
             loaded = gathers.read_runs(pointer, m, fill, src, buf)
             if loaded is not None:
                 return loaded
-        big = m is not None and _lane_count(pointer, m) >= boxes.ACCESS_LANES
-        boxed = _box_load(pointer, m, other, src, buf) if big else None
+        boxed = _box_load(pointer, m, other, src, buf) if m is not None and not box_mask and \
+            _boxes_pay(pointer, m) else None
         if boxed is not None:
             return boxed
         off, m = materialized(pointer, m, "load")
@@ -513,19 +516,20 @@ def store(pointer, value, mask=None, boundary_check=(), cache_modifier="", evict
     st = buf.storage
     state = context.current()
     m = access_mask(mask, pointer.shape, "store", boxes_ok=state.counts is None)
-    if type(m) is tensor:       # a box mask: its windows written without building its lanes
+    box_mask, vals = type(m) is tensor, None
+    if box_mask:                # a box mask: its windows written without building its lanes
         vals = values_for(pointer, value, "store", unrounded_ok=st.logging)
-        state.writes += 1
-        if _lane_count(pointer, m) >= boxes.ACCESS_LANES and _box_store(pointer, m, vals, st):
+        if _boxes_pay(pointer, m) and _box_store(pointer, m, vals, st):
+            state.writes += 1
             return None
-        state.writes -= 1
-        m = mask_lanes(m, pointer.shape)
+        m = mask_lanes(m, pointer.shape)     # (its lanes' boxes would not pay or fail alike below)
     region = _whole_region(pointer, value, st) if m is None and state.counts is None else None
     if region is not None:          # deferred arithmetic computed at commit straight into the output
         state.writes += 1
         st.put(region, value.lazy)
         return None
-    vals = values_for(pointer, value, "store", unrounded_ok=st.logging)
+    if vals is None:
+        vals = values_for(pointer, value, "store", unrounded_ok=st.logging)
     if state.counts is not None:  # tracing stores nothing (and checks no bounds)
         count_access(pointer, m, "stored")
         return None
@@ -551,7 +555,7 @@ def store(pointer, value, mask=None, boundary_check=(), cache_modifier="", evict
             base, steps = fast
             st.put(Window(base, steps, pointer.shape), np.broadcast_to(vals, (rows,) + pointer.shape)[sel])
             return None
-    if m is not None and _lane_count(pointer, m) >= boxes.ACCESS_LANES and _box_store(pointer, m, vals, st):
+    if m is not None and not box_mask and _boxes_pay(pointer, m) and _box_store(pointer, m, vals, st):
         return None
     off, m = materialized(pointer, m, "store", vals.shape[0])
     vals = np.broadcast_to(vals, off.shape)

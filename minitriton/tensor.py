@@ -13,8 +13,8 @@ them reads one strided run per start, once for programs that read the same runs,
 `shared = (blocks, which)`: program p's value is ``blocks[which[p]]``, which a dot multiplies as
 one GEMM over the distinct blocks.  A boolean block that keeps one box of lanes in each program
 (a tile's edge mask, `(rows[:, None] < M) & (cols[None, :] < N)`) may carry `box = (lo, hi)`
-instead of `v`: per program and axis, the lanes [lo, hi) are True (affine.box_compare makes
-them, box_and intersects them), so that a masked load or store finds each program's window
+instead of `v`: per program and axis, the lanes [lo, hi) are True (boxes.box_compare makes
+them, boxes.box_and intersects them), so that a masked load or store finds each program's window
 without building and scanning a block of lanes.  Any of these is turned into `v` when something
 asks for it.
 
@@ -231,6 +231,11 @@ def broadcast_shape(a, b):
     return out
 
 
+def _ramp(n, axis, ndim) -> np.ndarray:
+    """0, 1, ..., n - 1 (int64) along `axis` of a block of `ndim` axes, one row: (1, ..., n, ...)."""
+    return np.arange(n, dtype=np.int64).reshape((1,) * (axis + 1) + (n,) + (1,) * (ndim - axis - 1))
+
+
 def box_values(lo, hi, shape) -> np.ndarray:
     """The lanes of a box mask (tensor.box): True where every axis's index lies in [lo, hi) of its
     program (lo, hi: (rows, len(shape)) integers), as a (rows, *shape) bool array.  An axis that
@@ -242,7 +247,7 @@ def box_values(lo, hi, shape) -> np.ndarray:
     for d, n in enumerate(shape):
         if ((lo[some, d] == 0) & (hi[some, d] == n)).all():
             continue
-        ramp = np.arange(n).reshape((1,) * (d + 1) + (n,) + (1,) * (len(shape) - d - 1))
+        ramp = _ramp(n, d, len(shape))
         kept = (ramp >= lo[:, d].reshape(per_program)) & (ramp < hi[:, d].reshape(per_program))
         out = kept if out is None else out & kept
     if out is None:
@@ -253,9 +258,7 @@ def box_values(lo, hi, shape) -> np.ndarray:
 def run_values(starts, axis, step, shape) -> np.ndarray:
     """The integers of runs (tensor.runs): starts (rows, *shape with 1 at `axis`) plus `step`
     times the index along `axis`, as a (rows, *shape) int64 view."""
-    n = shape[axis]
-    ramp = (np.arange(n, dtype=np.int64) * step).reshape((1,) * (axis + 1) + (n,) + (1,) * (len(shape) - axis - 1))
-    return np.broadcast_to(starts + ramp, (starts.shape[0],) + tuple(shape))
+    return np.broadcast_to(starts + _ramp(shape[axis], axis, len(shape)) * step, (starts.shape[0],) + tuple(shape))
 
 
 class tensor:
@@ -290,7 +293,7 @@ class tensor:
         self.lazy = None    # a deferred computation (dot.DotChain) that produces _v when first needed
         self.runs = None    # (starts, axis, step): integers stepping evenly along one axis (affine.runs_of)
         self.shared = None  # (blocks, which): program p's value is blocks[which[p]] (gathers.py)
-        self.box = None     # (lo, hi): a bool block True in the box [lo, hi) of each program (affine.box_compare)
+        self.box = None     # (lo, hi): a bool block True in the box [lo, hi) of each program (boxes.py)
 
     def __del__(self):
         if self.owned:
