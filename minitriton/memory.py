@@ -15,6 +15,7 @@ from . import addresses, block_ptr, boxes, context, counting, gathers
 from .storage import Buffer, OutOfBoundsError, Region, Window, window, program_view  # noqa: F401 (OutOfBoundsError: users import it here)
 from .tensor import FROM_ABOVE, POISON, broadcast_shape, tensor, to_tensor, broadcast_rows
 from .affine import affine_bounds
+from .fast_loops import bounds
 from .arithmetic import binary
 from .casts import cast, Rounding
 from .expressions import Expression
@@ -106,6 +107,8 @@ def access_mask(mask, shape, what, boxes_ok=False):
         if full != tuple(shape):
             raise ValueError(f"tl.{what}: mask of shape {list(m.shape)} does not broadcast to the pointer's shape "
                              f"{list(shape)}")
+        if m.every and active is None:     # a mask used again, as a loop's or a round's accesses do
+            return None
         if m.box is not None and m._v is None and active is None:
             lo, hi = boxes.widened(m, tuple(shape))
             whole = (lo == 0).all(axis=1) & (hi == np.array(shape, np.int64)).all(axis=1)
@@ -124,7 +127,11 @@ def access_mask(mask, shape, what, boxes_ok=False):
     if active is not None:
         a = active.reshape((-1,) + (1,) * nd)
         v = a if v is None else v & a
-    return None if v.all() else v
+    if not v.all():
+        return v
+    if active is None and mask is not None:
+        m.every = True
+    return None
 
 
 def mask_lanes(m: tensor, shape):
@@ -149,7 +156,7 @@ def _affine_in_bounds(pointer):
         span += s * (k - 1) if k > 1 else 0
     buf = pointer.buf
     base = c + buf.origin
-    lo, hi = (int(base[0]),) * 2 if base.shape[0] == 1 else (_MIN(base), _MAX(base))
+    lo, hi = (int(base[0]),) * 2 if base.shape[0] == 1 else bounds(base)
     if lo < buf.lo or hi + span >= buf.hi:
         return None
     return base, tuple(kept)
@@ -171,9 +178,8 @@ def program_addresses(pointer):
         if off.shape[0] != 1:
             return None
         off = np.full(st.rows, off[0], np.int64)
-    if _MIN(off) < buf.lo or _MAX(off) >= buf.hi:
-        return None
-    return off
+    lo, hi = bounds(off)
+    return off if buf.lo <= lo and hi < buf.hi else None
 
 
 def _whole_region(pointer, value, st):

@@ -262,7 +262,7 @@ def run_values(starts, axis, step, shape) -> np.ndarray:
 
 
 class tensor:
-    __slots__ = ("_v", "dtype", "shape", "aff", "buf", "pv", "owned", "win", "lazy", "runs", "shared", "box")
+    __slots__ = ("_v", "dtype", "shape", "aff", "buf", "pv", "owned", "win", "lazy", "runs", "shared", "box", "every")
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         """`np.float32(2) * x` is the operator (numpy asks us first); `np.sin(x)` is refused."""
@@ -294,6 +294,7 @@ class tensor:
         self.runs = None    # (starts, axis, step): integers stepping evenly along one axis (affine.runs_of)
         self.shared = None  # (blocks, which): program p's value is blocks[which[p]] (gathers.py)
         self.box = None     # (lo, hi): a bool block True in the box [lo, hi) of each program (boxes.py)
+        self.every = False  # a mask found true in every lane (memory.access_mask): not looked at again
 
     def __del__(self):
         if self.owned:
