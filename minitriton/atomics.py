@@ -45,12 +45,20 @@ def _note_write(dst, off, old):
         context.current().writes += 1
 
 
+_INT_RANGES: dict = {}      # integer dtype -> (lowest, highest): asked by every lock's atomics
+
+
 def _int_operand(x, buf):
     """x when it is a Python int the (integer) buffer's type holds, else None."""
-    if type(x) is not int or not buf.dtype.is_int() or buf.dtype.is_bool():
+    if type(x) is not int:
         return None
-    lo, hi = D.int_range(buf.dtype)
-    return x if lo <= x <= hi else None
+    dt = buf.dtype
+    bounds = _INT_RANGES.get(dt)
+    if bounds is None:
+        if not dt.is_int() or dt.is_bool():
+            return None
+        bounds = _INT_RANGES[dt] = D.int_range(dt)
+    return x if bounds[0] <= x <= bounds[1] else None
 
 
 def _scalar_fast(pointer, operands, mask=None):
@@ -65,7 +73,12 @@ def _scalar_fast(pointer, operands, mask=None):
     if off is None:
         return None
     dst = pointer.buf.storage.writable()
-    return dst, off, [np.full(off.shape[0], x, dst.dtype) for x in ints]
+    arrays = []
+    for x in ints:              # (np.full costs three times an empty array filled)
+        a = np.empty(off.shape[0], dst.dtype)
+        a.fill(x)
+        arrays.append(a)
+    return dst, off, arrays
 
 
 def _atomic(op, pointer, val, mask, sem, scope):
