@@ -472,6 +472,11 @@ def values_for(pointer, value, what, unrounded_ok=False):
     """The values to store, broadcast to the pointer's rank.  With `unrounded_ok`, fp32 values
     bound for a half-precision argument come back unrounded (the caller rounds them later)."""
     buf = pointer.buf
+    if type(value) is tensor and value.dtype is buf.dtype and value.buf is None and value.shape == pointer.shape \
+            and not (unrounded_ok and value._v is None and isinstance(value.lazy, Rounding)):
+        v = value.v             # the usual store: a block of the argument's type and the pointer's shape
+        if v.ndim == len(value.shape) + 1:
+            return v
     if type(value) is int and buf.dtype.kind == "i":  # a flag, a count: no tensor needed
         lo, hi = D.int_range(buf.dtype)
         if lo <= value <= hi:
