@@ -95,6 +95,8 @@ class Expression:
         """The values, in `out`, computed by this thread."""
         if self.op in _UNARY:
             return _UNARY[self.op](self.args[0], out=out)
+        if self.nodes == 3:             # two arrays: numpy's own loop, no plan to make
+            return _NUMPY[self.op](*self.args, out=out)
         leaves, lines, result = _plan(self)
         if len(lines) == 1:             # one step: numpy's own loop (it vectorises a little better)
             a, b = (leaves * 2)[:2] if len(leaves) == 1 else leaves
