@@ -38,6 +38,15 @@ the search moves away from them.  A round proposes `batch` configs (one by defau
 measurement informs the next; on the three recorded landscapes batches of 2 and 4 were 0-9
 points worse after 50): the best by expected improvement, then the next best after damping the
 improvement near those taken.
+
+Tried and not taken (2026-12-05): one more coordinate per size knob that mixes powers of two
+with other sizes, 1 for a power of two (on the W6600 convolution every other block size runs at
+1 % of the optimum).  The GP alone gained (0.562 to 0.610 on the development landscapes, 8 seeds;
+convolution on the W6600 0.42 to 0.66), but the default that takes turns with TPE lost on both
+the 8-seed run (0.673 to 0.614) and a 16-seed rerun of the seven landscapes where it had lost
+(0.585 to 0.534); a knob that says nothing on a landscape still costs the GP a length scale to
+fit.  Capping the log times at a quantile, and modelling best/time instead, did not find that
+needle more often either.
 """
 from __future__ import annotations
 
