@@ -281,9 +281,9 @@ def roll(a1, b1_last, b1_cur, a2, b2_last, b2_cur):
 
 SCAN_OPS = ['cumsum', 'cumprod', 'get_first_element', 'linear_recurrence', 'cummax', 'roll']
 # Triton: num_warps 4 and 16 x int32/float32/bfloat16 x both axes x reverse x seven shapes x six
-# ops; here num_warps 4, both axes and directions, int32 and float32, four of the shapes
+# ops; here num_warps 4, both axes and directions, the three types, four of the shapes
 scan_configs = [(op, type, shape, axis, reverse, 4)
-                for type in ['int32', 'float32']
+                for type in ['int32', 'float32', 'bfloat16']
                 for axis in [1, 0]
                 for reverse in [True, False]
                 for shape in [(8, 32), (32, 16), (2, 1024), (1, 1024)]
@@ -308,7 +308,12 @@ def _cummax_indices(x, axis):
 @pytest.mark.parametrize("op, dtype_str, shape, axis, reverse, num_warps", scan_configs + scan_negative_config)
 def test_scan2d(op, dtype_str, shape, axis, reverse, num_warps, device):
     check_type_supported(dtype_str, device)
-    numpy_dtype_str = dtype_str
+    if dtype_str == 'bfloat16':
+        if op == 'cummax':
+            pytest.skip("bfloat16 compare not supported before sm90")
+        if op == 'linear_recurrence':
+            pytest.skip("Skipping linear_recurrence scan on bfloat16 due to accuracy issues")
+    numpy_dtype_str = 'float32' if dtype_str == 'bfloat16' else dtype_str
 
     # triton kernel
     @triton.jit
@@ -355,12 +360,14 @@ def test_scan2d(op, dtype_str, shape, axis, reverse, num_warps, device):
         x = numpy_random(shape, dtype_str=dtype_str, rs=rs)
         # y is just used in linear_recurrence
         y = numpy_random(shape, dtype_str=dtype_str, rs=rs)
+    x_tri = to_triton(x, device=device, dst_type=dtype_str)
+    y_tri = to_triton(y, device=device, dst_type=dtype_str)
+    if dtype_str == 'bfloat16':   # Triton's host holds bfloat16 values in float32 arrays: reference and output
+        x, y = x.astype(np.float32), y.astype(np.float32)
     x_in = x
     if reverse:
         x_in = np.flip(x, axis)
     z = np.empty_like(x)
-    x_tri = to_triton(x, device=device, dst_type=dtype_str)
-    y_tri = to_triton(y, device=device, dst_type=dtype_str)
     if op == 'cumsum' or op == 'cumprod':
         numpy_op = {'cumsum': np.cumsum, 'cumprod': np.cumprod}[op]
         z_ref = numpy_op(x_in, axis=axis).astype(getattr(np, numpy_dtype_str))
