@@ -14,7 +14,8 @@ import numpy as np
 from . import dtypes as D
 from . import context
 from .tensor import FROM_ABOVE, broadcast_shape, tensor, to_tensor, round_to, POOL, MemoryPressure
-from .arithmetic import constexpr_value
+from .arithmetic import binary, constexpr_value
+from .casts import cast
 from . import expressions
 from .expressions import Expression
 from .storage import program_view, same_source, one_window
@@ -432,15 +433,52 @@ def select_chains(mask, x, y):
     return tensor.deferred(chain, x.dtype, x.shape)
 
 
+PRECISIONS = ("tf32", "tf32x3", "ieee", "bf16x3", "bf16x6")
+# fp32 products on bf16 tensor cores (Henry et al., arXiv:1904.06376, as Triton and XLA emit
+# them): each operand split into 2 or 3 bf16 parts, then these (a part, b part) products summed
+# smallest first, before the leading parts' product; the pairs whose product is too small to
+# matter are left out
+_BF16_SPLITS = {"bf16x3": (2, ((1, 0), (0, 1))), "bf16x6": (3, ((1, 1), (2, 0), (0, 2), (1, 0), (0, 1)))}
+
+
 def _precision(a, input_precision, allow_tf32):
     if a.dtype is not D.float32:
         return None
     if allow_tf32 is not None and input_precision is None:
         input_precision = "tf32" if allow_tf32 else "ieee"
     prec = input_precision or os.environ.get("MINITRITON_F32_DEFAULT", "tf32")
-    if prec not in ("tf32", "tf32x3", "ieee"):
-        raise ValueError(f"input_precision must be 'tf32', 'tf32x3' or 'ieee', got {prec!r}")
+    if prec not in PRECISIONS:
+        raise ValueError(f"input_precision must be one of {', '.join(map(repr, PRECISIONS))}, got {prec!r}")
     return prec
+
+
+def _bf16_parts(v, n) -> list:
+    """float32 values as n bfloat16 values (held in float32) that add up to them: the leading
+    ones cut to bfloat16 (the low 16 bits dropped), the last rounded to nearest."""
+    rest, parts = np.ascontiguousarray(v, np.float32), []
+    for _ in range(n - 1):
+        high = (rest.view(np.uint32) & np.uint32(0xFFFF0000)).view(np.float32)
+        parts.append(high)
+        rest = rest - high
+    return parts + [round_to(rest, D.bfloat16)]
+
+
+def _split_dot(a, b, acc, prec, out_dtype):
+    """tl.dot of fp32 blocks with input_precision "bf16x3" or "bf16x6": exact bf16 products
+    accumulated in fp32, as _BF16_SPLITS says.  A non-finite sum of the small products is
+    dropped before the leading one is added (1.0 = 1.0 + 0.0 times infinity would be NaN)."""
+    n, pairs = _BF16_SPLITS[prec]
+    pa, pb = _bf16_parts(a.v, n), _bf16_parts(b.v, n)
+    part_a, part_b = (lambda p: tensor(p, D.float32, a.shape)), (lambda p: tensor(p, D.float32, b.shape))
+    small = None
+    for i, j in pairs:
+        small = dot(part_a(pa[i]), part_b(pb[j]), small, input_precision="ieee")
+    v = small.v
+    small = tensor(np.where(np.abs(v) < np.inf, v, np.float32(0)), D.float32, small.shape)
+    out = dot(part_a(pa[0]), part_b(pb[0]), small, input_precision="ieee")
+    if acc is not None:
+        out = binary(to_tensor(acc), out, "add")
+    return out if out.dtype is out_dtype else cast(out, out_dtype)
 
 
 def dot(input, other, acc=None, input_precision=None, allow_tf32=None, max_num_imprecise_acc=None,
@@ -465,6 +503,8 @@ def dot(input, other, acc=None, input_precision=None, allow_tf32=None, max_num_i
     elif a.dtype is D.float64:
         out_dtype = D.float64
     prec = _precision(a, input_precision, allow_tf32)
+    if prec in _BF16_SPLITS:
+        return _split_dot(a, b, acc, prec, out_dtype)
     shape = expected_shape(a, b)
     st = context.LOCAL.__dict__.get("state")
     if st is not None and st.counts is not None:

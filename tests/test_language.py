@@ -149,6 +149,43 @@ def test_dot_tf32_rounds_fp32_inputs():
     assert err_ieee < 1e-5 < err_tf32 < 1e-2
 
 
+def test_dot_bf16_splits_sit_between_tf32_and_ieee():
+    """Triton's newer input precisions: fp32 products from 3 or 6 bf16 products.  bf16x3 keeps
+    about 16 bits of each operand, bf16x6 about 24 (fp32's)."""
+    rng = np.random.default_rng(5)
+    a, b = rng.standard_normal((32, 64)).astype(np.float32), rng.standard_normal((64, 32)).astype(np.float32)
+    exact = a.astype(np.float64) @ b.astype(np.float64) + 1
+    err = {}
+    for prec in ("ieee", "tf32", "bf16x3", "bf16x6"):
+        c = np.zeros((32, 32), np.float32)
+        dot_kernel[(1,)](a, b, c, M=32, N=32, K=64, PREC=prec)
+        err[prec] = np.abs(c - exact).max()
+    assert err["ieee"] < 1e-4 and err["bf16x6"] < 1e-4
+    assert 1e-4 < err["bf16x3"] < err["tf32"] / 4
+
+
+@pytest.mark.parametrize("prec", ["bf16x3", "bf16x6"])
+def test_dot_bf16_splits_exact_on_bf16_values_and_keep_infinities(prec):
+    rng = np.random.default_rng(6)
+    a = rng.standard_normal((16, 16)).astype(ml_dtypes.bfloat16).astype(np.float32)
+    b = rng.standard_normal((16, 16)).astype(ml_dtypes.bfloat16).astype(np.float32)
+    c, want = np.zeros((16, 16), np.float32), np.zeros((16, 16), np.float32)
+    dot_kernel[(1,)](a, b, c, M=16, N=16, K=16, PREC=prec)     # the low parts are all zero
+    dot_kernel[(1,)](a, b, want, M=16, N=16, K=16, PREC="ieee")
+    np.testing.assert_array_equal(c, want)
+    # 1.0 times infinity: the small parts' products are 0 * inf = NaN, dropped before the leading one
+    ones, inf = np.ones((16, 16), np.float32), np.zeros((16, 16), np.float32)
+    inf[0, 0] = np.inf
+    dot_kernel[(1,)](ones, inf, c, M=16, N=16, K=16, PREC=prec)
+    assert c[0, 0] == np.inf and np.isfinite(c[:, 1:]).all() and (c[:, 1:] == 1).all()
+
+
+def test_dot_refuses_an_unknown_precision():
+    a = np.zeros((16, 16), np.float32)
+    with pytest.raises(Exception, match="input_precision must be one of .*'bf16x6', got 'bf16x9'"):
+        dot_kernel[(1,)](a, a, a.copy(), M=16, N=16, K=16, PREC="bf16x9")
+
+
 @mt.jit
 def atomic_kernel(x_ptr, hist_ptr, mx_ptr, old_ptr, N: tl.constexpr, BINS: tl.constexpr):
     offs = tl.program_id(0) * N + tl.arange(0, N)
