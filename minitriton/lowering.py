@@ -451,6 +451,11 @@ def lower(fn) -> types.CodeType | None:
     returns_value = _returns_value(fdef)
     constexpr_names = {node.target.id for node in ast.walk(fdef) if isinstance(node, ast.AnnAssign)
                        and isinstance(node.target, ast.Name) and _names_constexpr(node.annotation)}
+    # a parameter annotated tl.constexpr is a constexpr too (`BLOCK.value`, `BLOCK.type`), unless
+    # a plain assignment rebinds it (Triton then lifts the number to a tensor)
+    plain = _assigned([s for s in fdef.body if not (isinstance(s, ast.AnnAssign) and _names_constexpr(s.annotation))])
+    constexpr_names |= {a.arg for a in fdef.args.posonlyargs + fdef.args.args + fdef.args.kwonlyargs
+                        if a.annotation is not None and _names_constexpr(a.annotation)} - set(plain)
     lowered = _Lower(frame, skip, loads, local_names, fuse, first, constexpr_names).body(fdef.body, params)
     fdef.body = [
         ast.Assign(targets=[ast.Name(frame, ast.Store())],

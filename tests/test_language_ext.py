@@ -510,6 +510,32 @@ def test_a_constexpr_has_newer_tritons_constexpr_type():
     assert tl.constexpr(7).type == tl.constexpr_type(7)
 
 
+@pytest.mark.parametrize("literal, tensor_type", [(10, tl.int32), (32.1, tl.float32), ((5, 6, 7), None)])
+def test_a_constexpr_parameter_is_a_constexpr(literal, tensor_type):
+    """Triton's newer test_constexpr_assignment: a parameter annotated `tl.constexpr` keeps its
+    `.value` and `.type` (constexpr_type) as an annotated local does, other attributes are its
+    value's; assigned to a plain name it becomes a tensor of the number's type."""
+    @mt.jit
+    def k(out_ptr, input_literal: tl.constexpr, tensor_type: tl.constexpr, DT: tl.constexpr):
+        tl.static_assert(input_literal.type == tl.constexpr_type(input_literal.value))
+        assigned_literal: tl.constexpr = input_literal
+        tl.static_assert(assigned_literal.type == input_literal.type)
+        if tensor_type is not None:
+            assigned_variable = input_literal
+            tl.static_assert(assigned_variable.type == tensor_type)
+        tl.store(out_ptr, DT.primitive_bitwidth)
+    out = np.zeros(1, np.int32)
+    k[(1,)](out, literal, tensor_type, tl.float16)
+    assert out[0] == 16
+
+    @mt.jit
+    def rebound(out_ptr, N: tl.constexpr):
+        N = N + 1                       # a plain assignment: from here on a tensor, as in Triton
+        tl.store(out_ptr, N.to(tl.int32) * 2)
+    rebound[(1,)](out, 4)
+    assert out[0] == 10
+
+
 def test_condition_and_async_task_run_in_program_order():
     """`while tl.condition(...)` loops on its condition; `with tl.async_task(...)` regions run in
     program order (a later region sees an earlier one's stores); bad task ids are refused."""
