@@ -21,6 +21,7 @@ program at a time.
 from __future__ import annotations
 
 import time
+import warnings
 
 import numpy as np
 
@@ -31,6 +32,7 @@ from .arithmetic import logical_and, logical_or, logical_not
 from .debug import device_assert
 from .merging import UNDEF, ExitRows, merge, select
 from .ranges import Range, condition
+from .shapes import item
 
 
 def get(local_vars: dict, names: tuple) -> tuple:
@@ -137,8 +139,13 @@ class Branch(_Context):
             self.then = bool(cond)
             self.orelse = not self.then
             return
-        if cond.shape:
-            raise ValueError(f"an if condition must be a scalar, got a block of shape {list(cond.shape)}")
+        if cond.shape:      # as Triton's front end: a one-element block, with a warning; else refused
+            if cond.numel != 1:
+                raise ValueError(f"Boolean value of Tensor with more than one value is ambiguous (an if condition "
+                                 f"of shape {list(cond.shape)})")
+            warnings.warn("If conditional called with multidimensional Tensor instead of scalar; please use "
+                          "\"if (cond).item()\" instead", stacklevel=2)
+            cond = item(cond)
         st = _state()
         v = cond.v.reshape(-1).astype(bool, copy=False)
         act = st.active

@@ -89,6 +89,17 @@ def reshape(x, *shape, can_reorder=False):
 view = reshape
 
 
+def item(x):
+    """A one-element block's value as a scalar (Triton's `x.item()`, and what its `if` does with
+    a one-element condition)."""
+    x = to_tensor(x)
+    if not x.shape:
+        return x
+    if x.numel != 1:
+        raise ValueError(f"item() needs a block of one element, got one of shape {list(x.shape)}")
+    return _with_shape(x, ())
+
+
 def broadcast_to(x, *shape):
     shape = tuple(int(constexpr_value(s)) for s in (shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape))
     x = to_tensor(x)

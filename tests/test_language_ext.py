@@ -915,3 +915,39 @@ def test_where_on_big_blocks_keeps_every_bit(dtype):
     bits = f"u{np.dtype(dtype).itemsize}"
     np.testing.assert_array_equal(o.view(bits), np.where(c != 0, x, y).view(bits))
     np.testing.assert_array_equal(s.view(bits), np.where(c != 0, x, np.zeros(1, dtype)).view(bits))
+
+
+def test_a_one_element_condition_and_item():
+    """Triton's newer test_unsplat: `x.item()` is a one-element block's scalar; `if` on a
+    one-element block warns and reads it; `if` on a longer block is refused as ambiguous."""
+    @mt.jit
+    def unsplat_kernel(x, explicit: tl.constexpr):
+        condition = tl.load(x + tl.arange(0, 1)) > 42
+        if explicit:
+            condition = condition.item()
+        if condition:
+            tl.store(x, 42)
+
+    for y, explicit, want in ((41, False, 41), (43, False, 42), (41, True, 41), (43, True, 42)):
+        x = np.full((1,), y, np.int32)
+        if explicit:
+            unsplat_kernel[(1,)](x, explicit)
+        else:
+            with pytest.warns(UserWarning, match="If conditional called with multidimensional Tensor"):
+                unsplat_kernel[(1,)](x, explicit)
+        assert x[0] == want
+
+    @mt.jit
+    def ambiguous(x):
+        if tl.load(x + tl.arange(0, 2)) > 0:
+            tl.store(x, 0)
+    with pytest.raises(Exception, match="more than one value is ambiguous"):
+        ambiguous[(1,)](np.ones(2, np.int32))
+
+    @mt.jit
+    def methods(x_ptr, out_ptr):
+        x = tl.load(x_ptr + tl.arange(0, 4))
+        tl.store(out_ptr + tl.arange(0, 4), x.sqrt_rn() + tl.reshape(x, (2, 2)).sum(1).sum(0).item())
+    x, out = np.array([1, 4, 9, 16], np.float32), np.zeros(4, np.float32)
+    methods[(1,)](x, out)
+    np.testing.assert_array_equal(out, np.sqrt(x) + 30)

@@ -10,7 +10,7 @@ from ..aggregates import aggregate_replace, constexpr_function
 from .. import tensor as _tensor
 from ..creation import program_id, num_programs, arange, zeros, zeros_like, full_like, cdiv
 from ..casts import cast, full
-from ..shapes import expand_dims, reshape, view, broadcast_to, broadcast, permute, trans, ravel
+from ..shapes import expand_dims, reshape, view, broadcast_to, broadcast, permute, trans, ravel, item
 from ..elementwise import (exp, exp2, log, log2, sqrt, rsqrt, sin, cos, floor, ceil, sigmoid, erf, abs, maximum,
                            minimum, clamp, fma, where, PropagateNan, umulhi, fdiv, div_rn, sqrt_rn, swizzle2d,
                            map_elementwise)
@@ -42,7 +42,7 @@ TENSOR_METHODS = (
     "cast", "broadcast_to", "expand_dims", "view", "permute", "ravel", "trans", "split", "join", "interleave",
     "sum", "max", "min", "argmax", "argmin", "xor_sum", "reduce_or", "cumsum", "cumprod", "reduce", "associative_scan",
     "sort", "flip", "topk", "gather", "histogram", "sigmoid", "softmax", "exp", "exp2", "log", "log2", "sqrt",
-    "rsqrt", "sin", "cos", "abs", "floor", "ceil", "erf", "fma", "umulhi")
+    "rsqrt", "sqrt_rn", "sin", "cos", "abs", "floor", "ceil", "erf", "fma", "umulhi", "item")
 _tensor.FROM_ABOVE["methods"].update({name: globals()[name] for name in TENSOR_METHODS})
 _tensor.FROM_ABOVE["methods"].update(logical_and=logical_and, logical_or=logical_or)
 
