@@ -959,3 +959,23 @@ def test_a_one_element_condition_and_item():
     x, out = np.array([1, 4, 9, 16], np.float32), np.zeros(4, np.float32)
     methods[(1,)](x, out)
     np.testing.assert_array_equal(out, np.sqrt(x) + 30)
+
+
+def _name_from(specialization):
+    ty = specialization.signature["value1"]
+    cst = "_".join(k for k, v in specialization.constants.items() if isinstance(k, str) and v == 1)
+    return f"kernel_{ty}_{cst}"
+
+
+@pytest.mark.parametrize("value, value_type", [(-1, "i32"), (0, "i32"), (-2**31, "i32"), (2**31 - 1, "i32"),
+                                               (2**31, "i64"), (2**32 - 1, "i64"), (2**63 - 1, "i64"),
+                                               (-2**63, "i64"), (2**63, "u64"), (2**64 - 1, "u64")])
+def test_warmup_names_a_kernel_by_its_repr_function(value, value_type):
+    """Triton's test_value_specialization: `@jit(repr=f)` names the warmed-up kernel from its
+    specialization, whose signature types an int argument by the narrowest of i32, i64, u64 and
+    whose constants hold the arguments equal to 1."""
+    @mt.jit(repr=_name_from)
+    def kernel(value1, is_one, X):
+        pass
+    h = kernel.warmup(value, 1, np.zeros(1, np.float32), grid=(1,))
+    assert h.name == f"kernel_{value_type}_is_one"

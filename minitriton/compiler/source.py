@@ -59,6 +59,9 @@ class WarmedKernel:
     def __init__(self, fn, args, kwargs):
         self.fn, self.name = fn, fn.__name__
         self.meta = {k: v for k, v in kwargs.items() if k != "warmup"}
+        namer = fn.options.get("repr")
+        if callable(namer):         # `@triton.jit(repr=f)`: f names the kernel from its specialization
+            self.name = str(namer(specialization(fn, args, self.meta)))
         self._args = args
         self._profile = None
         self.n_spills = 0
@@ -92,6 +95,44 @@ class WarmedKernel:
             given = set(list(self.fn.signature.parameters)[:len(args)])
             return self.fn.run(*args, grid=grid, **{k: v for k, v in self.meta.items() if k not in given})
         return launch
+
+
+def type_name(dt) -> str:
+    """Triton's spelling of an element type in signatures: i1, i32, u64, fp16, bf16, fp8e4nv, ..."""
+    name = dt.name
+    return "u" + name[4:] if name.startswith("uint") else "i" + name[3:] if name.startswith("int") else name
+
+
+def _argument_type(value) -> str:
+    """The signature type Triton gives a launch argument: ints by the narrowest of i32, i64, u64
+    that holds them, floats fp32, arrays a pointer to their element type."""
+    if isinstance(value, (bool, np.bool_)):
+        return "i1"
+    if isinstance(value, (int, np.integer)):
+        v = int(value)
+        return "i32" if -2 ** 31 <= v < 2 ** 31 else "i64" if -2 ** 63 <= v < 2 ** 63 else "u64"
+    if isinstance(value, (float, np.floating)):
+        return "fp32"
+    if value is None:
+        return "constexpr"
+    dtype = getattr(value, "dtype", None)
+    return "*" + type_name(D.from_numpy(dtype)) if dtype is not None else type(value).__name__
+
+
+def specialization(fn, args, meta) -> types.SimpleNamespace:
+    """What Triton hands a kernel's `repr=` function: `signature` (parameter -> type, constexpr
+    for compile-time values) and `constants` (parameter -> value: constexprs, and integer
+    arguments equal to 1, which Triton specializes on)."""
+    bound = fn.bind(args, {k: v for k, v in meta.items() if k in fn.signature.parameters})
+    signature, constants = {}, {}
+    for name, value in bound.items():
+        if name in fn.constexprs or value is None:
+            signature[name], constants[name] = "constexpr", D.constexpr_value(value)
+            continue
+        signature[name] = _argument_type(value)
+        if type(value) is int and value == 1:
+            constants[name] = 1
+    return types.SimpleNamespace(signature=signature, constants=constants)
 
 
 def _placeholder(kind: str):
