@@ -979,3 +979,25 @@ def test_warmup_names_a_kernel_by_its_repr_function(value, value_type):
         pass
     h = kernel.warmup(value, 1, np.zeros(1, np.float32), grid=(1,))
     assert h.name == f"kernel_{value_type}_is_one"
+
+
+def test_core_names_older_triton_code_reads():
+    """`tl.core._aggregate` (the aggregate decorator's older name, which Gluon-era code still uses)
+    and `tl.core.to_tensor` (a number as a scalar block)."""
+    @tl.core._aggregate
+    class Pair:
+        first: tl.tensor
+        second: tl.tensor
+
+        def __init__(self, first, second):
+            self.first = first
+            self.second = second
+
+    @mt.jit
+    def k(out_ptr):
+        p = Pair(tl.arange(0, 4), tl.core.to_tensor(True))
+        tl.static_assert(p.second.dtype == tl.int1)
+        tl.store(out_ptr + tl.arange(0, 4), p.first + p.second)
+    out = np.zeros(4, np.int32)
+    k[(1,)](out)
+    assert out.tolist() == [1, 2, 3, 4]

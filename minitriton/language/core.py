@@ -5,8 +5,9 @@ code also imports them from (`import triton.language.core as core`, `tl.core.res
 from ..dtypes import (dtype, pointer_type, block_type, int1, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
                      float16, bfloat16, float32, float64, float8e4nv, float8e5, float8e4b8, float8e5b16, float8e4b15,
                      const, pi32_t, void, function_type, constexpr_type)
-from ..tensor import tensor, constexpr, TritonTuple as tuple, Slice as slice  # tl.tuple, tl.slice
+from ..tensor import tensor, constexpr, to_tensor, TritonTuple as tuple, Slice as slice  # tl.tuple, tl.slice
 from ..aggregates import aggregate_replace, constexpr_function
+from ..aggregates import aggregate as _aggregate  # noqa: F401 (triton.language.core._aggregate, the decorator's older name)
 from .. import tensor as _tensor
 from ..creation import program_id, num_programs, arange, zeros, zeros_like, full_like, cdiv
 from ..casts import cast, full
