@@ -155,30 +155,20 @@ def _nary(name, fn, n):
     return op
 
 
-def _with_int(name, fn, out=None):
-    """f(float block, int32 block): ldexp, scalbn (out: the result's type, else the float's)."""
-    def op(x, k):
+def _float_and_int(name, fn, int_first=False):
+    """f(float block, int32 block) (ldexp, scalbn), or f(int32 order, float block) with
+    `int_first` (jn, yn): computed in the float's type."""
+    def op(*args):
+        x, k = (args[1], args[0]) if int_first else args
         t, = _float_args(name, x)
         kt = to_tensor(k, tensor(None, D.int32, ()))
         if not kt.dtype.is_int():
-            raise TypeError(f"libdevice.{name} takes an int32 exponent (as in Triton), got {kt.dtype}")
+            raise TypeError(f"libdevice.{name} takes an int32 operand (as in Triton), got {kt.dtype}")
         shape = broadcast_shape(t.shape, kt.shape)
+        v, n = rows_aligned(t, len(shape), t.dtype), rows_aligned(kt, len(shape), D.int32)
         with np.errstate(all="ignore"):
-            v = fn(rows_aligned(t, len(shape), t.dtype), rows_aligned(kt, len(shape), D.int32))
-        return tensor(np.asarray(v, t.dtype.container), t.dtype, shape)
-    op.__name__ = name
-    return op
-
-
-def _order_first(name, fn):
-    """f(n: int32, x: float) of Bessel functions of integer order n."""
-    def op(n, x):
-        t, = _float_args(name, x)
-        nt = to_tensor(n, tensor(None, D.int32, ()))
-        shape = broadcast_shape(nt.shape, t.shape)
-        with np.errstate(all="ignore"):
-            v = fn(rows_aligned(nt, len(shape), D.int32), rows_aligned(t, len(shape), t.dtype))
-        return tensor(np.asarray(v, t.dtype.container), t.dtype, shape)
+            out = fn(n, v) if int_first else fn(v, n)
+        return tensor(np.asarray(out, t.dtype.container), t.dtype, shape)
     op.__name__ = name
     return op
 
@@ -209,10 +199,10 @@ norm3d = _nary("norm3d", lambda a, b, c: np.sqrt(a * a + b * b + c * c), 3)
 rnorm3d = _nary("rnorm3d", lambda a, b, c: 1 / np.sqrt(a * a + b * b + c * c), 3)
 norm4d = _nary("norm4d", lambda a, b, c, d: np.sqrt(a * a + b * b + c * c + d * d), 4)
 rnorm4d = _nary("rnorm4d", lambda a, b, c, d: 1 / np.sqrt(a * a + b * b + c * c + d * d), 4)
-ldexp = _with_int("ldexp", np.ldexp)
-scalbn = _with_int("scalbn", np.ldexp)
-jn = _order_first("jn", special.jv)
-yn = _order_first("yn", special.yv)
+ldexp = _float_and_int("ldexp", np.ldexp)
+scalbn = _float_and_int("scalbn", np.ldexp)
+jn = _float_and_int("jn", special.jv, int_first=True)
+yn = _float_and_int("yn", special.yv, int_first=True)
 
 
 def abs(x):

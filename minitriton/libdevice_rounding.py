@@ -22,23 +22,9 @@ import numpy as np
 from . import dtypes as D
 from .tensor import broadcast_shape, tensor, to_tensor
 from .arithmetic import rows_aligned
+from .libdevice_ints import operand_arrays
 
 MODES = ("rn", "rz", "rd", "ru")
-
-
-def _blocks(name, xs, types):
-    """The operands as aligned arrays of one float type among `types` (Python numbers take it)."""
-    ts = [x if isinstance(x, tensor) else None for x in xs]
-    dt = next((t.dtype for t in ts if t is not None), D.float32)
-    ts = [t if t is not None else to_tensor(x, tensor(None, dt, ())) for t, x in zip(ts, xs)]
-    if any(t.dtype is not dt for t in ts) or dt not in types:
-        raise TypeError(f"libdevice.{name} takes {' or '.join(map(str, types))} blocks of one type (as in "
-                        f"Triton), got {', '.join(str(t.dtype) for t in ts)}")
-    shape = ts[0].shape
-    for t in ts[1:]:
-        shape = broadcast_shape(shape, t.shape)
-    arrays = np.broadcast_arrays(*(rows_aligned(t, len(shape), dt) for t in ts))
-    return arrays, dt, shape
 
 
 # ---------------------------------------------------------------- exact rounding
@@ -128,7 +114,7 @@ def _arith(name, mode, nargs, exact_of, numpy_op, exact_always=False):
     def op(*xs):
         if len(xs) != nargs:
             raise TypeError(f"libdevice.{name} takes {nargs} arguments, got {len(xs)}")
-        arrays, dt, shape = _blocks(name, xs, (D.float32, D.float64))
+        arrays, dt, shape = operand_arrays(name, xs, (D.float32, D.float64))
         with np.errstate(all="ignore"):
             if mode == "rn" and not exact_always:
                 return tensor(np.asarray(numpy_op(*arrays), dt.container), dt, shape)
@@ -166,7 +152,7 @@ for _op, (_n, _exact, _np, _always) in _OPS.items():
 
 def rsqrt_rn(x):
     """1 / sqrt(x) correctly rounded (fp32 only, as in Triton's table)."""
-    arrays, dt, shape = _blocks("rsqrt_rn", [x], (D.float32,))
+    arrays, dt, shape = operand_arrays("rsqrt_rn", [x], (D.float32,))
     with np.errstate(all="ignore"):
         return _exactly("rsqrt_rn", arrays, dt, shape, lambda a: None if a <= 0 else ("rsqrt", _frac(a)),
                         lambda a: (1 / np.sqrt(a.astype(np.float64))).astype(a.dtype), "rn")
@@ -178,7 +164,7 @@ _ROUND = {"rn": np.rint, "rz": np.trunc, "rd": np.floor, "ru": np.ceil}
 
 def _to_int(name, source, bits, signed, result):
     def op(x, mode):
-        arrays, dt, shape = _blocks(name, [x], (source,))
+        arrays, dt, shape = operand_arrays(name, [x], (source,))
         v = _ROUND[mode](arrays[0].astype(np.float64) if bits <= 32 else arrays[0].astype(np.longdouble))
         lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if signed else (0, (1 << bits) - 1)
         out = np.zeros(v.shape, np.int64 if signed or bits < 64 else np.uint64)
@@ -246,7 +232,7 @@ def uint2double_rn(x):
 
 def _double2float(mode):
     def op(x):
-        arrays, dt, shape = _blocks(f"double2float_{mode}", [x], (D.float64,))
+        arrays, dt, shape = operand_arrays(f"double2float_{mode}", [x], (D.float64,))
         v = arrays[0]
         approx = v.astype(np.float32)
         if mode == "rn":
@@ -282,12 +268,12 @@ double_as_longlong = _reinterpret("double_as_longlong", D.float64, D.int64)
 
 
 def double2hiint(x):
-    arrays, dt, shape = _blocks("double2hiint", [x], (D.float64,))
+    arrays, dt, shape = operand_arrays("double2hiint", [x], (D.float64,))
     return tensor((np.ascontiguousarray(arrays[0]).view(np.int64) >> np.int64(32)).astype(np.int32), D.int32, shape)
 
 
 def double2loint(x):
-    arrays, dt, shape = _blocks("double2loint", [x], (D.float64,))
+    arrays, dt, shape = operand_arrays("double2loint", [x], (D.float64,))
     bits = np.ascontiguousarray(arrays[0]).view(np.uint64)
     return tensor((bits & np.uint64(0xFFFFFFFF)).astype(np.uint32).view(np.int32), D.int32, shape)
 
