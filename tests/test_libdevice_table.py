@@ -227,3 +227,20 @@ def test_the_one_name_not_run_is_refused_by_name_and_types_are_checked():
         run(libdevice.clz, np.int32, np.zeros(4, np.float32))
     with pytest.raises(Exception, match="libdevice.add_rz takes fp32 or fp64"):
         run(libdevice.add_rz, np.int32, np.zeros(4, np.int32), np.zeros(4, np.int32))
+
+
+def test_cuda_extras_clock_and_refusals():
+    from minitriton.language.extra import cuda
+
+    @mt.jit
+    def k(out_ptr):
+        t0 = cuda.globaltimer()
+        t1 = cuda.globaltimer()
+        tl.store(out_ptr, t1 - t0)
+        tl.store(out_ptr + 1, t0)
+    out = np.zeros(2, np.int64)
+    k[(1,)](out)
+    assert out[0] >= 0 and out[1] > 0
+    for name in ("smid", "convert_custom_float8_sm80"):
+        with pytest.raises(NotImplementedError, match=f"tl.extra.cuda.{name}"):
+            getattr(cuda, name)

@@ -1,9 +1,30 @@
-"""`triton.language.extra.cuda`: CUDA's libdevice, and the launch's thread counts."""
+"""`triton.language.extra.cuda`: CUDA's libdevice, the launch's thread counts and clock."""
+import time
+
+import numpy as np
+
 from .... import context
 from . import libdevice
+from .... import dtypes as D
 from ....dtypes import constexpr
+from ....tensor import tensor
 
-__all__ = ["libdevice", "num_threads", "num_warps", "gdc_wait", "gdc_launch_dependents"]
+__all__ = ["libdevice", "num_threads", "num_warps", "gdc_wait", "gdc_launch_dependents", "globaltimer"]
+
+# Triton's other names here, which read what a CPU does not model: refused by name
+NOT_YET = ("smid", "convert_custom_float8", "convert_custom_float8_sm70", "convert_custom_float8_sm80")
+
+
+def __getattr__(name):
+    if name in NOT_YET:
+        raise NotImplementedError(f"tl.extra.cuda.{name} is not supported by minitriton yet")
+    raise AttributeError(f"module 'triton.language.extra.cuda' has no attribute {name!r}")
+
+
+def globaltimer():
+    """The GPU's global nanosecond clock (%globaltimer) as an int64 scalar: the host's monotonic
+    clock, read once for the programs running together (they run in lockstep)."""
+    return tensor(np.array([time.monotonic_ns()], np.int64), D.int64, ())
 
 
 def num_warps():
