@@ -170,7 +170,35 @@ def _tracing() -> bool:
     return st is not None and st.counts is not None
 
 
+_SANITIZED = {"add", "sub", "mul"}
+
+
+def _overflow_check(a, b, op):
+    """Triton's debug-mode sanitizer: an integer add, sub or mul below 64 bits whose exact result
+    leaves its type fails a device-side assert (in the programs running it)."""
+    if any(isinstance(x, tensor) and x.buf is not None for x in (a, b)):
+        return              # pointer arithmetic is not checked
+    a, b, dt = operands(a, b)
+    if dt.kind not in "iu" or dt.is_bool() or dt.bits >= 64:
+        return
+    shape = broadcast_shape(a.shape, b.shape)
+    va, vb = rows_aligned(a, len(shape), D.int64), rows_aligned(b, len(shape), D.int64)
+    exact = {"add": np.add, "sub": np.subtract, "mul": np.multiply}[op](va, vb)
+    lo, hi = D.int_range(dt)
+    bad = (exact < lo) | (exact > hi)
+    active = context.current().active
+    if active is not None:
+        bad = bad & active.reshape((-1,) + (1,) * (bad.ndim - 1))
+    if bad.any():
+        row = int(np.argwhere(bad.reshape(bad.shape[0], -1).any(1))[0, 0])
+        raise RuntimeError(f"device-side assert triggered in program {context.current().pid_tuple(row)}: "
+                           f"int overflow detected for operation {op} ({dt}; debug mode sanitizes integer "
+                           f"add, sub and mul)")
+
+
 def binary(a, b, op: str) -> tensor:
+    if op in _SANITIZED and context.LOCAL.__dict__.get("debug") and (isinstance(a, tensor) or isinstance(b, tensor)):
+        _overflow_check(a, b, op)
     fast = _float_fast(a, b, op)
     if fast is not None:
         return fast

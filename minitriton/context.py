@@ -59,6 +59,21 @@ def active() -> bool:
     return getattr(LOCAL, "state", None) is not None
 
 
+class debugging:
+    """The launch runs in Triton's debug mode (`debug=True`, `@jit(debug=True)`, TRITON_DEBUG):
+    integer arithmetic is checked for overflow (arithmetic.py), as Triton's sanitizer does."""
+
+    def __init__(self, on: bool):
+        self.on = bool(on)
+
+    def __enter__(self):
+        self.prev = LOCAL.__dict__.get("debug", False)
+        LOCAL.debug = self.on
+
+    def __exit__(self, *exc):
+        LOCAL.debug = self.prev
+
+
 class running:
     def __init__(self, state):
         self.state = state

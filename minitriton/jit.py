@@ -21,7 +21,7 @@ import types
 
 import numpy as np
 
-from . import aggregates, binding, context, counting, errors, lowering
+from . import aggregates, binding, context, counting, errors, knobs, lowering
 from . import dtypes as D
 from .addresses import AddressSpace
 from .storage import bind_buffers
@@ -371,7 +371,9 @@ class JITFunction:
         # Triton's warmup compiles without running; here the body runs once, as the first program,
         # and its writes are dropped: what Triton refuses when it compiles (a static_assert, a type
         # error) is refused by a warmup here too
-        self._execute(bound, grid, options, check_only=bool(options.get("warmup")))
+        debug = options["debug"] if options.get("debug") is not None else self.options.get("debug")
+        with context.debugging(knobs.runtime.debug if debug is None else debug):
+            self._execute(bound, grid, options, check_only=bool(options.get("warmup")))
         return None
 
     def warmup(self, *args, grid, **kwargs):

@@ -2,7 +2,7 @@
 own tests, which set them, run here.  A knob reads its environment variable until code sets it;
 `del` (or `reset()`) forgets what code set; `scope()` puts a group back as it was when the block
 ends.  Only knobs that mean something here exist: whether tuning results are printed or kept on
-disk, the listener told of each tuning, and that kernels run in an interpreter.
+disk, the listener told of each tuning, that kernels run in an interpreter, and debug mode.
 """
 from __future__ import annotations
 
@@ -90,7 +90,13 @@ class autotuning_knobs(base_knobs):
 
 class runtime_knobs(base_knobs):
     interpret = plain(True)                         # kernels always run in minitriton's interpreter
+    debug = env_bool("TRITON_DEBUG")                # launches in debug mode: integer overflow is checked
 
 
 autotuning = autotuning_knobs()
 runtime = runtime_knobs()
+
+
+def refresh_knobs():
+    """Triton's: read the environment variables again.  Knobs here read theirs whenever asked,
+    so there is nothing to refresh."""

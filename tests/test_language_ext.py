@@ -1001,3 +1001,31 @@ def test_core_names_older_triton_code_reads():
     out = np.zeros(4, np.int32)
     k[(1,)](out)
     assert out.tolist() == [1, 2, 3, 4]
+
+
+@pytest.mark.parametrize("x, y, dtype, op, overflows", [
+    (2 ** 31 - 1, 1, np.int32, "add", True), (-2 ** 31, -1, np.int32, "add", True), (2 ** 31 - 2, 1, np.int32, "add", False),
+    (2 ** 30, 2, np.int32, "mul", True), (-2 ** 31, 1, np.int32, "sub", True), (-2 ** 15, -1, np.int16, "add", True),
+    (255, 1, np.uint8, "add", True), (2 ** 63 - 1, 1, np.int64, "add", False)])   # 64 bits: not checked, as in Triton
+def test_debug_mode_checks_integer_overflow(x, y, dtype, op, overflows):
+    """Triton's test_debug (sanitize_overflow): in debug mode an integer add, sub or mul below 64
+    bits that leaves its type fails a device-side assert; without it the result wraps."""
+    @mt.jit
+    def k(X, Y, Z, OP: tl.constexpr):
+        a, b = tl.load(X), tl.load(Y)
+        tl.store(Z, a + b if OP == "add" else a - b if OP == "sub" else a * b)
+    X, Y = np.array([x], dtype), np.array([y], dtype)
+    Z = np.zeros(1, dtype)
+    k[(1,)](X, Y, Z, op)
+    exact = {"add": x + y, "sub": x - y, "mul": x * y}[op]
+    assert int(Z[0]) == (exact - int(np.iinfo(dtype).min)) % (1 << 8 * Z.itemsize) + int(np.iinfo(dtype).min)
+    if overflows:
+        with pytest.raises(RuntimeError, match="device-side assert.*int overflow detected for operation " + op):
+            k[(1,)](X, Y, Z, op, debug=True)
+        with mt.knobs.runtime.scope():
+            mt.knobs.runtime.debug = True
+            with pytest.raises(RuntimeError, match="int overflow"):
+                k[(1,)](X, Y, Z, op)
+    else:
+        k[(1,)](X, Y, Z, op, debug=True)
+        assert int(Z[0]) == exact if abs(exact) < 2 ** 63 else True
