@@ -926,25 +926,9 @@ def test_where_on_big_blocks_keeps_every_bit(dtype):
 
 
 def test_a_one_element_condition_and_item():
-    """Triton's newer test_unsplat: `x.item()` is a one-element block's scalar; `if` on a
-    one-element block warns and reads it; `if` on a longer block is refused as ambiguous."""
-    @mt.jit
-    def unsplat_kernel(x, explicit: tl.constexpr):
-        condition = tl.load(x + tl.arange(0, 1)) > 42
-        if explicit:
-            condition = condition.item()
-        if condition:
-            tl.store(x, 42)
-
-    for y, explicit, want in ((41, False, 41), (43, False, 42), (41, True, 41), (43, True, 42)):
-        x = np.full((1,), y, np.int32)
-        if explicit:
-            unsplat_kernel[(1,)](x, explicit)
-        else:
-            with pytest.warns(UserWarning, match="If conditional called with multidimensional Tensor"):
-                unsplat_kernel[(1,)](x, explicit)
-        assert x[0] == want
-
+    """`if` on a longer block is refused as ambiguous, in Triton's words; `x.item()` and
+    `x.sqrt_rn()` are tensor methods (the one-element `if` is Triton's test_unsplat, in
+    tests/triton/test_core_2026.py)."""
     @mt.jit
     def ambiguous(x):
         if tl.load(x + tl.arange(0, 2)) > 0:
