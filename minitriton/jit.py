@@ -36,8 +36,10 @@ from .ranges import Range
 BACKEND_HINTS = ("cluster_dims", "waves_per_eu", "matrix_instr_nonkdim", "kpack", "schedule_hint",
                  "instruction_sched_variant", "allow_flush_denorm", "extern_libs", "sanitize_overflow",
                  "ptx_options", "instrumentation_mode")
+# `device` and `device_type` are Triton 2.x's launch arguments (its run() took them with `stream`);
+# kernels written then (lmdeploy's, vLLM's older ones) still pass them
 LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "enable_fp_fusion", "stream", "warmup",
-                  "debug", "launch_cooperative_grid", "launch_pdl", "ir_override") + BACKEND_HINTS
+                  "debug", "launch_cooperative_grid", "launch_pdl", "ir_override", "device", "device_type") + BACKEND_HINTS
 # programs per lockstep chunk: bounds memory for very large grids.  Fewer chunks cost less of
 # the body's per-operation Python: on two interleaved sweeps of Triton's tutorials (glibc keeping
 # freed memory, benchmarks.common.warm_allocator) no row was slower at 4096 than at 1024, and asin,

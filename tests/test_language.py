@@ -273,7 +273,8 @@ def test_backend_compile_options_are_taken_and_change_nothing():
     x, y = np.arange(64, dtype=np.float32), np.ones(64, np.float32)
     want = x + y
     for hint in ({"waves_per_eu": 2, "matrix_instr_nonkdim": 16, "kpack": 2}, {"cluster_dims": (2, 1, 1)},
-                 {"schedule_hint": "none", "allow_flush_denorm": True}, {"extern_libs": {}}):
+                 {"schedule_hint": "none", "allow_flush_denorm": True}, {"extern_libs": {}},
+                 {"stream": None, "device": 0, "device_type": "cuda"}):     # Triton 2.x's launch arguments
         out = np.zeros(64, np.float32)
         add_kernel[(2,)](x, y, out, 64, BLOCK=32, **hint)
         assert np.array_equal(out, want), hint
