@@ -256,6 +256,28 @@ def test_block_conditions_are_refused():
         k[(2,)](np.zeros(1, np.int32))
 
 
+def test_chained_comparisons_are_refused_as_triton_refuses_them():
+    """Triton's front end refuses `a < b < c`; the usual source is `x < M & y < N`, which Python
+    reads as `x < (M & y) < N`.  On scalars it would otherwise run with that meaning."""
+    @mt.jit
+    def scalars(out_ptr, lo, n):
+        pid = tl.program_id(0)
+        if lo <= pid < n:
+            tl.store(out_ptr + pid, 1)
+
+    @mt.jit
+    def precedence(out_ptr, M, N, B: tl.constexpr):
+        r, c = tl.arange(0, B), tl.arange(0, B)
+        tl.store(out_ptr + r, r, mask=r < M & c < N)
+
+    out = np.zeros(4, np.int32)
+    with pytest.raises(mt.CompilationError, match=r"simultaneous multiple comparison is not supported \(line 3"):
+        scalars[(4,)](out, 1, 3)
+    with pytest.raises(mt.CompilationError, match="simultaneous multiple comparison.*r < M & c < N"):
+        precedence[(1,)](out, 3, 3, B=4)
+    assert not out.any()
+
+
 @mt.jit
 def temporaries_kernel(out_ptr, seen_ptr, n):
     """Names bound inside divergent statements: some local to them (not merged), some read
