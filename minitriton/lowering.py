@@ -404,7 +404,7 @@ def _no_args():
 def refuse_what_triton_refuses(fdef: ast.FunctionDef):
     """Python that Triton's front end does not compile, refused here too rather than given a
     meaning Triton's kernels cannot have: a `return` inside a loop, a starred assignment target,
-    a chained comparison.  The last is most often `a < M & b < K`, where `&` binds first: Python
+    `in` / `not in`, a chained comparison.  The last is most often `a < M & b < K`, where `&` binds first: Python
     reads `a < (M & b) < K`, which on scalars would run with a meaning nobody wrote."""
     def visit(node, loops):
         for child in ast.iter_child_nodes(node):
@@ -414,6 +414,10 @@ def refuse_what_triton_refuses(fdef: ast.FunctionDef):
                 raise errors.CompilationError(f"simultaneous multiple comparison is not supported (line "
                                               f"{child.lineno - 1} of the kernel: `{ast.unparse(child)}`; as in "
                                               f"Triton: compare once per expression, joined by & or `and`)")
+            if isinstance(child, ast.Compare) and isinstance(child.ops[0], (ast.In, ast.NotIn)):
+                raise errors.CompilationError(f"AST comparison operator '{type(child.ops[0]).__name__}' is not "
+                                              f"(currently) implemented (line {child.lineno - 1} of the kernel: "
+                                              f"`{ast.unparse(child)}`; as in Triton: compare with == joined by `or`)")
             if isinstance(child, ast.Return) and loops:
                 raise errors.CompilationError("Cannot have `return` statements inside `while` or `for` statements "
                                               f"in triton (line {child.lineno - 1} of the kernel)")

@@ -256,9 +256,10 @@ def test_block_conditions_are_refused():
         k[(2,)](np.zeros(1, np.int32))
 
 
-def test_chained_comparisons_are_refused_as_triton_refuses_them():
-    """Triton's front end refuses `a < b < c`; the usual source is `x < M & y < N`, which Python
-    reads as `x < (M & y) < N`.  On scalars it would otherwise run with that meaning."""
+def test_chained_comparisons_and_membership_are_refused_as_triton_refuses_them():
+    """Triton's front end refuses `a < b < c` and `in`; the usual source of the first is
+    `x < M & y < N`, which Python reads as `x < (M & y) < N`.  On scalars both would otherwise run,
+    the first with a meaning nobody wrote, and fail only when compiled by Triton."""
     @mt.jit
     def scalars(out_ptr, lo, n):
         pid = tl.program_id(0)
@@ -270,7 +271,14 @@ def test_chained_comparisons_are_refused_as_triton_refuses_them():
         r, c = tl.arange(0, B), tl.arange(0, B)
         tl.store(out_ptr + r, r, mask=r < M & c < N)
 
+    @mt.jit
+    def membership(out_ptr, n):
+        if n in (1, 2):
+            tl.store(out_ptr, 1)
+
     out = np.zeros(4, np.int32)
+    with pytest.raises(mt.CompilationError, match=r"operator 'In' is not \(currently\) implemented.*n in \(1, 2\)"):
+        membership[(1,)](out, 1)
     with pytest.raises(mt.CompilationError, match=r"simultaneous multiple comparison is not supported \(line 3"):
         scalars[(4,)](out, 1, 3)
     with pytest.raises(mt.CompilationError, match="simultaneous multiple comparison.*r < M & c < N"):
