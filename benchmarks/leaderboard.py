@@ -65,18 +65,20 @@ HYPOGPU = (("matmul", "wgrad"), ("matmul", "decode"), ("matmul", "prefill_qkv"),
 def random_expectation(times: np.ndarray, budget: int) -> np.ndarray:
     """Expected best time of b configs drawn at random without replacement (b = 1..budget), from
     the given configs of the space (a file's listed ones: a point its restrictions removed is no
-    draw at all); failed ones (inf) count as draws that find nothing."""
+    draw at all); failed ones (inf) count as draws that find nothing.  A budget past the space's
+    size draws all of it."""
     valid = np.sort(times[np.isfinite(times)])
     total = times.size
     i = np.arange(1, valid.size + 1, dtype=float)
     out = np.empty(budget)
-    for b in range(1, budget + 1):
+    for n in range(1, budget + 1):
+        b = min(n, total)
         # P(the i-th best valid config is the best drawn) = C(total - i, b - 1) / C(total, b):
         # b / total for i = 1, then each next one (total - i - b + 1) / (total - i) times the last
         ratios = np.clip((total - i[:-1] - b + 1) / (total - i[:-1]), 0.0, None)
         weights = (b / total) * np.concatenate([[1.0], np.cumprod(ratios)])
         nothing = max(1.0 - weights.sum(), 0.0)
-        out[b - 1] = (weights * valid).sum() + nothing * valid[-1]
+        out[n - 1] = (weights * valid).sum() + nothing * valid[-1]
     return out
 
 

@@ -5,7 +5,7 @@ import pathlib
 import numpy as np
 import pytest
 
-from benchmarks import cross_gpu, leaderboard, peers
+from benchmarks import cross_gpu, held_out, leaderboard, peers
 
 
 def test_random_sampling_expectation_is_exact():
@@ -17,6 +17,8 @@ def test_random_sampling_expectation_is_exact():
     simulated = np.where(np.isfinite(draws), draws, worst).mean(0)
     assert np.allclose(exact, simulated, rtol=0.02)   # 6,000 draws: about 1 % of Monte-Carlo noise at b = 1
     assert exact[0] == pytest.approx(np.mean(np.where(np.isfinite(times), times, worst)), rel=1e-9)
+    past = leaderboard.random_expectation(times[:50], 80)     # a budget past the space draws all of it
+    assert np.all(past[49:] == np.min(times[:50])) and np.all(np.diff(past) <= 1e-12)
 
 
 def test_the_score_is_zero_for_random_sampling_and_one_at_the_optimum():
@@ -36,6 +38,8 @@ def test_the_benchmarks_quick_runs(monkeypatch):
     assert "random sampling (expected)" in text and "Goals (judged on 2 seeds; the issue asks 20):" in text
     text = cross_gpu.run(quick=True)
     assert "with / without" in text and "Goals (judged on 2 seeds; the issue asks 20):" in text
+    text = held_out.run(quick=True)     # the two small held-out landscapes: the default against random
+    assert text.count("random sampling (expected)") == 2 and "| ours: default |" in text and "Goals (" in text
 
 
 def test_the_default_and_the_tuner_it_is_share_one_stored_run(tmp_path):
