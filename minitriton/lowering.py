@@ -404,7 +404,7 @@ def _no_args():
 def refuse_what_triton_refuses(fdef: ast.FunctionDef):
     """Python that Triton's front end does not compile, refused here too rather than given a
     meaning Triton's kernels cannot have: a `return` inside a loop, a starred assignment target,
-    `in` / `not in`, a chained comparison.  The last is most often `a < M & b < K`, where `&` binds first: Python
+    an assignment to two targets (`a = b = 0`), `in` / `not in`, a chained comparison.  The last is most often `a < M & b < K`, where `&` binds first: Python
     reads `a < (M & b) < K`, which on scalars would run with a meaning nobody wrote."""
     def visit(node, loops):
         for child in ast.iter_child_nodes(node):
@@ -421,6 +421,9 @@ def refuse_what_triton_refuses(fdef: ast.FunctionDef):
             if isinstance(child, ast.Return) and loops:
                 raise errors.CompilationError("Cannot have `return` statements inside `while` or `for` statements "
                                               f"in triton (line {child.lineno - 1} of the kernel)")
+            if isinstance(child, ast.Assign) and len(child.targets) > 1:
+                raise TypeError(f"Simultaneous multiple assignment is not supported. (line {child.lineno - 1} of the "
+                                f"kernel: `{ast.unparse(child)}`; as in Triton: one target per assignment)")
             targets = child.targets if isinstance(child, ast.Assign) else \
                 [child.target] if isinstance(child, (ast.For, ast.comprehension)) else []
             if any(isinstance(t, ast.Starred) for target in targets for t in ast.walk(target)):

@@ -256,8 +256,8 @@ def test_block_conditions_are_refused():
         k[(2,)](np.zeros(1, np.int32))
 
 
-def test_chained_comparisons_and_membership_are_refused_as_triton_refuses_them():
-    """Triton's front end refuses `a < b < c` and `in`; the usual source of the first is
+def test_chained_comparisons_membership_and_two_targets_are_refused_as_triton_refuses_them():
+    """Triton's front end refuses `a < b < c`, `in` and `a = b = x`; the usual source of the first is
     `x < M & y < N`, which Python reads as `x < (M & y) < N`.  On scalars both would otherwise run,
     the first with a meaning nobody wrote, and fail only when compiled by Triton."""
     @mt.jit
@@ -276,7 +276,14 @@ def test_chained_comparisons_and_membership_are_refused_as_triton_refuses_them()
         if n in (1, 2):
             tl.store(out_ptr, 1)
 
+    @mt.jit
+    def two_targets(out_ptr):
+        a = b = tl.arange(0, 4)
+        tl.store(out_ptr + a, b)
+
     out = np.zeros(4, np.int32)
+    with pytest.raises(TypeError, match=r"Simultaneous multiple assignment is not supported. \(line 2.*a = b ="):
+        two_targets[(1,)](out)      # Triton: a TypeError at the launch, from the pass that hashes the kernel
     with pytest.raises(mt.CompilationError, match=r"operator 'In' is not \(currently\) implemented.*n in \(1, 2\)"):
         membership[(1,)](out, 1)
     with pytest.raises(mt.CompilationError, match=r"simultaneous multiple comparison is not supported \(line 3"):
