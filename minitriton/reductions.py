@@ -8,7 +8,7 @@ from . import fast_loops
 from .errors import StaticAssertionError
 from .tensor import tensor, to_tensor, round_to
 from .arithmetic import constexpr_value, elementwise_alu
-from .elementwise import exp
+from .elementwise import exp, fdiv
 
 
 def _reduce_axis(x: tensor, axis, keep_dims):
@@ -144,7 +144,12 @@ def cumsum(input, axis=0, reverse=False, dtype=None):
     return tensor(round_to(out, dt), dt, x.shape)
 
 
-def softmax(x, ieee_rounding=False):
-    z = x - max(x, 0, keep_dims=True)
+def softmax(x, dim=None, keep_dims=False, ieee_rounding=False):
+    """Triton's since 3.2: along `dim` (0 when None), the max and the sum kept to broadcast only
+    where `keep_dims` says so, as there: along the last of two dims without `keep_dims`, the
+    row of maxima meets the block from the right, and a shape mismatch is refused."""
+    axis = constexpr_value(dim)
+    axis = 0 if axis is None else axis
+    z = to_tensor(x) - max(x, axis, keep_dims=keep_dims)
     num = exp(z)
-    return num / sum(num, 0, keep_dims=True)
+    return fdiv(num, sum(num, axis, keep_dims=keep_dims), ieee_rounding)

@@ -396,3 +396,36 @@ def test_numpy_scalars_are_operators_and_numpy_functions_are_refused():
     np.testing.assert_allclose(y, want.astype(np.float32), rtol=1e-6)
     with pytest.raises(TypeError, match="numpy's sin cannot run on a block inside a minitriton kernel.*tl.sin"):
         numpy_function_kernel[(1,)](x, y, BLOCK=16)
+
+
+@mt.jit
+def softmax_forms_kernel(x_ptr, y_ptr, M: tl.constexpr, N: tl.constexpr, FORM: tl.constexpr):
+    offs = tl.arange(0, M)[:, None] * N + tl.arange(0, N)[None, :]
+    x = tl.load(x_ptr + offs)
+    if FORM == 0:
+        y = tl.softmax(x)
+    elif FORM == 1:
+        y = tl.softmax(x, dim=1, keep_dims=True)
+    elif FORM == 2:
+        y = x.softmax(0, True, ieee_rounding=True)
+    else:
+        y = tl.softmax(x, 1)
+    tl.store(y_ptr + offs, y)
+
+
+@pytest.mark.parametrize("form, axis", [(0, 0), (1, 1), (2, 0)])
+def test_softmax_takes_dim_and_keep_dims(form, axis):
+    """Triton's softmax(x, dim=None, keep_dims=False, ieee_rounding=False), as triton_kernels'
+    top-k calls it along its rows (it took only ieee_rounding before, over axis 0)."""
+    x = np.random.default_rng(form).standard_normal((4, 8)).astype(np.float32)
+    y = np.zeros_like(x)
+    softmax_forms_kernel[(1,)](x, y, 4, 8, form)
+    e = np.exp(x - x.max(axis, keepdims=True))
+    np.testing.assert_allclose(y, e / e.sum(axis, keepdims=True), rtol=1e-6)
+
+
+def test_softmax_along_rows_without_keep_dims_is_a_shape_error():
+    """The row of maxima (4,) meets the (4, 8) block from the right, so Triton refuses it."""
+    x = np.zeros((4, 8), np.float32)
+    with pytest.raises(ValueError, match="incompatible block shapes"):
+        softmax_forms_kernel[(1,)](x, np.zeros_like(x), 4, 8, 3)
