@@ -140,6 +140,21 @@ class Shape(tuple):
 
     __hash__ = tuple.__hash__
 
+    def __getitem__(self, index):
+        got = tuple.__getitem__(self, index)
+        return Shape(got) if isinstance(index, slice) else got
+
+    def __add__(self, other):
+        """`x.shape[:-1] + [32]`: Triton's shape joins a list or a tuple (triton_kernels' vpopc)."""
+        if not isinstance(other, (list, tuple)):
+            return NotImplemented
+        return Shape(tuple(self) + tuple(other))
+
+    def __radd__(self, other):
+        if not isinstance(other, (list, tuple)):
+            return NotImplemented
+        return Shape(tuple(other) + tuple(self))
+
 
 class Slice:
     """`tl.slice(start, stop, step)`: newer Triton's slice value (its front end makes one of

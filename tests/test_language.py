@@ -429,3 +429,22 @@ def test_softmax_along_rows_without_keep_dims_is_a_shape_error():
     x = np.zeros((4, 8), np.float32)
     with pytest.raises(ValueError, match="incompatible block shapes"):
         softmax_forms_kernel[(1,)](x, np.zeros_like(x), 4, 8, 3)
+
+
+@mt.jit
+def shape_arithmetic_kernel(x_ptr, y_ptr, M: tl.constexpr, N: tl.constexpr):
+    x = tl.load(x_ptr + tl.arange(0, M)[:, None] * N + tl.arange(0, N)[None, :])
+    tl.static_assert(x.shape[:-1] + [N] == [M, N])
+    tl.static_assert([1] + x.shape == (1, M, N))
+    y = tl.reshape(x, x.shape[:-1] + [N // 2, 2])
+    lo, hi = tl.split(y)
+    tl.store(y_ptr + tl.arange(0, M)[:, None] * (N // 2) + tl.arange(0, N // 2)[None, :], lo + hi)
+
+
+def test_a_block_shape_slices_and_joins_lists_as_triton_shapes_do():
+    """`x.shape[:-1] + [32]` builds a shape in triton_kernels' vpopc: Triton's shape is a list
+    (a tl.tuple in newer Triton), which joins a list on either side."""
+    x = np.arange(32, dtype=np.float32).reshape(4, 8)
+    y = np.zeros((4, 4), np.float32)
+    shape_arithmetic_kernel[(1,)](x, y, 4, 8)
+    np.testing.assert_array_equal(y, x[:, 0::2] + x[:, 1::2])
