@@ -26,6 +26,7 @@ import warnings
 
 import diskcache
 
+import minitriton
 from minitriton.datafiles import is_special, open_regular
 
 from .cache_location import default_dir
@@ -43,8 +44,24 @@ _WARNED: set = set()
 
 
 def digest(*parts) -> str:
-    """A stable key for everything that decides a tuning's answer."""
-    return hashlib.sha256(json.dumps([KEY_VERSION, *parts], sort_keys=True, default=repr).encode()).hexdigest()[:32]
+    """A stable key for everything that decides a tuning's answer, the code that measured it
+    included (code_key)."""
+    return hashlib.sha256(json.dumps([KEY_VERSION, code_key(), *parts], sort_keys=True,
+                                     default=repr).encode()).hexdigest()[:32]
+
+
+@functools.lru_cache(maxsize=None)
+def code_key() -> str:
+    """A hash of minitriton's and autotune's own source, as Triton's cache keys hold its
+    compiler's (triton_key): what a config measured, and whether it ran at all, depends on the
+    executor and the simulated GPU, so a new or edited version tunes afresh instead of serving
+    its predecessor's results (a config that an older executor failed to run stays failed
+    otherwise, since resumed tunings skip what the log says was measured)."""
+    h = hashlib.sha256()
+    for package in (pathlib.Path(minitriton.__file__).parent, pathlib.Path(__file__).parent):
+        for path in sorted(package.rglob("*.py")):
+            h.update(str(path.relative_to(package.parent)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()[:16]
 
 
 def _warn_once(directory, why):

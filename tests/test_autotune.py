@@ -112,6 +112,19 @@ def test_cache_key_covers_source_tuner_and_configs(tmp_path, tunings):
     assert len(tunings) == 4
 
 
+def test_a_new_version_of_the_code_tunes_afresh(tmp_path, tunings, monkeypatch):
+    """The cache key holds a hash of minitriton's and autotune's source (Triton's holds its
+    compiler's): results of an older executor, its failures included, are not served or resumed."""
+    import autotune.cache as cache
+    assert cache.code_key() == cache.code_key() and len(cache.code_key()) == 16
+    _call(make(tmp_path), 100)
+    _call(make(tmp_path), 100)
+    assert [m for _, m in tunings] == [len(CONFIGS)]
+    monkeypatch.setattr(cache, "code_key", lambda: "another version")
+    _call(make(tmp_path), 100)
+    assert [m for _, m in tunings] == [len(CONFIGS), len(CONFIGS)]     # measured again, nothing resumed
+
+
 def test_environment_skips_or_refreshes_the_cache(tmp_path, tunings, monkeypatch):
     _call(make(tmp_path), 100)
     monkeypatch.setenv("MINITRITON_AUTOTUNE_REFRESH", "1")
