@@ -27,6 +27,7 @@ import numpy as np
 
 from . import context, narrowing
 from .dtypes import constexpr
+from .errors import BlockCondition
 from .tensor import POISON, Stalled, tensor, to_tensor
 from .arithmetic import logical_and, logical_or, logical_not
 from .debug import device_assert
@@ -141,7 +142,7 @@ class Branch(_Context):
             return
         if cond.shape:      # as Triton's front end: a one-element block, with a warning; else refused
             if cond.numel != 1:
-                raise ValueError(f"Boolean value of Tensor with more than one value is ambiguous (an if condition "
+                raise BlockCondition(f"Boolean value of Tensor with more than one value is ambiguous (an if condition "
                                  f"of shape {list(cond.shape)})")
             warnings.warn("If conditional called with multidimensional Tensor instead of scalar; please use "
                           "\"if (cond).item()\" instead", stacklevel=2)

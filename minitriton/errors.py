@@ -60,6 +60,12 @@ def as_triton_error(error: Exception) -> Exception:
     return out
 
 
+class BlockCondition(ValueError):
+    """An `if` on a block of more than one value: refused in a kernel, as Triton refuses it.
+    Its own class so that a combine function, which Triton runs on scalars, can be run again
+    element by element when it branches on its operands (user_reductions.py)."""
+
+
 class LaunchOptionError(ValueError, AssertionError):
     """A bad launch option (`num_warps=3`): Triton refuses it with an assert, so code written for
     Triton catches an AssertionError; it is a bad value, so ours may catch a ValueError."""

@@ -14,7 +14,8 @@ import numpy as np
 
 from .dtypes import constexpr_value
 from . import dtypes as D
-from .errors import CompilationError
+from .errors import BlockCondition, CompilationError
+from .elementwise import map_elementwise
 from .tensor import tensor, to_tensor, constexpr
 from .shapes import broadcast_to, reshape
 
@@ -72,7 +73,12 @@ def _check_lambda(combine_fn, what):
 
 
 def _call(combine_fn, left, right, n, what):
-    out = combine_fn(*left, *right)
+    try:
+        out = combine_fn(*left, *right)
+    except BlockCondition:
+        # it branches on its operands (`if a <= b: return a`): Triton runs a combine function on
+        # scalars, so here it runs once per element, each element's branch its own
+        out = map_elementwise(combine_fn, *left, *right)
     out = list(out) if isinstance(out, (tuple, list)) else [out]
     if len(out) != n:
         raise TypeError(f"tl.{what}: the combine function returned {len(out)} values for {n} inputs")

@@ -5,6 +5,7 @@ import ml_dtypes
 
 import minitriton as mt
 import minitriton.language as tl
+import minitriton.language.core as core
 
 
 @mt.jit
@@ -448,3 +449,69 @@ def test_a_block_shape_slices_and_joins_lists_as_triton_shapes_do():
     y = np.zeros((4, 4), np.float32)
     shape_arithmetic_kernel[(1,)](x, y, 4, 8)
     np.testing.assert_array_equal(y, x[:, 0::2] + x[:, 1::2])
+
+
+@mt.jit
+def _min_by_branch(a, b):
+    if a <= b:
+        return a
+    else:
+        return b
+
+
+@mt.jit
+def _argmin_by_branch(v1, i1, v2, i2):
+    if v2 < v1:
+        return v2, i2
+    return v1, i1
+
+
+@mt.jit
+def branching_combine_kernel(x_ptr, scan_ptr, min_ptr, arg_ptr, M: tl.constexpr, N: tl.constexpr):
+    offs = tl.arange(0, M)[:, None] * N + tl.arange(0, N)[None, :]
+    x = tl.load(x_ptr + offs)
+    tl.store(scan_ptr + offs, tl.associative_scan(x, 1, _min_by_branch))
+    idx = tl.broadcast_to(tl.arange(0, N)[None, :], (M, N))
+    low, where = tl.reduce((x, idx), 1, _argmin_by_branch)
+    tl.store(min_ptr + tl.arange(0, M), low)
+    tl.store(arg_ptr + tl.arange(0, M), where)
+
+
+def test_a_combine_function_may_branch_on_its_operands():
+    """Triton runs a combine function on scalars, so `if a <= b: return a` in it is control flow
+    (FlagGems' cummin): here it runs once per element when it branches on block values."""
+    from tests.test_semantics import both
+    x = np.random.default_rng(1).integers(-5, 5, (4, 16)).astype(np.float32)   # ties: the first index wins
+
+    def run():
+        scan, low, arg = np.zeros_like(x), np.zeros(4, np.float32), np.zeros(4, np.int32)
+        branching_combine_kernel[(1,)](x, scan, low, arg, 4, 16)
+        return scan, low, arg
+    for scan, low, arg in both(run):
+        np.testing.assert_array_equal(scan, np.minimum.accumulate(x, axis=1))
+        np.testing.assert_array_equal(low, x.min(1))
+        np.testing.assert_array_equal(arg, x.argmin(1))
+
+
+@mt.jit
+def member_fn_kernel(x_ptr, y_ptr, N: tl.constexpr):
+    x = tl.load(x_ptr + tl.arange(0, N))
+    tl.static_assert(x.twice().dtype == tl.float32)
+    tl.store(y_ptr + tl.arange(0, N), x.twice())
+
+
+def test_library_helpers_of_triton_language_core():
+    """What libraries copy from triton.language.core with its standard library: a @jit function
+    made a tensor method, the docstring decorators, and bfloat16 promoted to float32 before a
+    reduction's combine function."""
+    @core._tensor_member_fn
+    @mt.jit
+    @core._add_reduction_docstr("twice")
+    def twice(x):
+        return core._promote_reduction_input(x) * 2
+
+    x = np.arange(8, dtype=np.float32).astype(ml_dtypes.bfloat16)
+    y = np.zeros(8, np.float32)
+    member_fn_kernel[(1,)](x, y, 8)
+    np.testing.assert_array_equal(y, np.arange(8, dtype=np.float32) * 2)
+    assert tl.math._add_math_1arg_docstr("exp")(np.exp) is np.exp and core._add_scan_docstr("cummax")(len) is len

@@ -74,6 +74,33 @@ def get_int_dtype(bitwidth, signed):
     return found
 
 
+def _tensor_member_fn(fn):
+    """Triton's decorator that makes a function a tensor method too (`x.cdiv(4)`): libraries
+    put it on their own @jit functions.  The method has the function's name."""
+    name = getattr(fn, "__name__", None) or getattr(getattr(fn, "fn", None), "__name__", None)
+    if not isinstance(name, str):
+        raise TypeError(f"_tensor_member_fn: {fn!r} has no name to be a tensor method by")
+    _tensor.FROM_ABOVE["methods"][name] = fn
+    return fn
+
+
+def _add_reduction_docstr(name, return_indices_arg=None, tie_break_arg=None, dtype_arg=None):
+    """Triton's docstring decorators, which libraries copy with its reductions and scans: they
+    only write a docstring, so here they give the function back unchanged."""
+    return lambda fn: fn
+
+
+def _add_scan_docstr(name, dtype_arg=None):
+    return lambda fn: fn
+
+
+def _promote_reduction_input(t, _builder=None, _semantic=None):
+    """A bfloat16 block reduced or scanned in float32, as Triton does before a user combine
+    function (the GPU has no bfloat16 max, min or compare); any other type as it is."""
+    t = to_tensor(t)
+    return t.to(float32) if t.dtype == bfloat16 else t
+
+
 def _unwrap_if_constexpr(o):
     """A constexpr's value, anything else as it is (Triton's helper of that name)."""
     return o.value if isinstance(o, constexpr) else o

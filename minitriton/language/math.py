@@ -5,3 +5,12 @@ from ..elementwise import (abs, ceil, cos, div_rn, erf, exp, exp2, fdiv, floor, 
 
 __all__ = ["abs", "ceil", "cos", "div_rn", "erf", "exp", "exp2", "fdiv", "floor", "fma", "log", "log2", "rsqrt",
            "sin", "sqrt", "sqrt_rn", "umulhi"]
+
+
+def _add_math_1arg_docstr(name):
+    """Triton's docstring decorators for math functions (`@math._add_math_1arg_docstr("softmax")`,
+    copied with its standard library): they only write a docstring, so the function comes back."""
+    return lambda fn: fn
+
+
+_add_math_2arg_docstr = _add_math_3arg_docstr = _add_math_1arg_docstr
