@@ -27,7 +27,8 @@ import numpy as np
 
 from . import context, narrowing
 from .dtypes import constexpr
-from .errors import BlockCondition
+from .errors import BlockCondition, CompilationError
+from .block_ptr import block_pointer
 from .tensor import POISON, Stalled, tensor, to_tensor
 from .arithmetic import logical_and, logical_or, logical_not
 from .debug import device_assert
@@ -525,3 +526,15 @@ def constexpr_if_value(x):
     """A variable annotated `y: tl.constexpr` used as an object: a constexpr (`y.type` is its
     constexpr_type), as Triton's front end keeps it."""
     return x if isinstance(x, (tensor, constexpr)) else constexpr(x)
+
+
+def discarded(value, call: str):
+    """An expression statement whose call may be `advance`, its result thrown away: refused
+    when that result is a block pointer, as Triton's front end refuses a call marked
+    must_use_result (tl.advance moves nothing in place; the kernel would load the same block
+    every iteration).  Anything else (an aggregate's own `advance`) passes."""
+    if isinstance(value, block_pointer):
+        raise CompilationError(f"The result of {call} is not being used. Note that tl.advance does not have any "
+                               f"side effects. To move the block pointer, you need to assign the result of "
+                               f"tl.advance to a variable.")
+    return value

@@ -433,6 +433,18 @@ def refuse_what_triton_refuses(fdef: ast.FunctionDef):
     visit(fdef, 0)
 
 
+def check_discarded_advances(fdef: ast.FunctionDef):
+    """`tl.advance(p, ...)` or `p.advance(...)` as a statement of its own: its result goes to
+    control.discarded, which refuses a discarded block pointer (the name alone could be an
+    aggregate's method, which may have effects)."""
+    for node in ast.walk(fdef):
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+            func = node.value.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+            if name == "advance":
+                node.value = _call("discarded", node.value, ast.Constant(ast.unparse(func)))
+
+
 def lower(fn) -> types.CodeType | None:
     """The code object of `fn` with its control flow lowered, or None when its source is not
     available (the kernel then runs unlowered: divergence falls back to one program at a time)."""
@@ -448,6 +460,7 @@ def lower(fn) -> types.CodeType | None:
         return None
     fdef.decorator_list = []
     refuse_what_triton_refuses(fdef)
+    check_discarded_advances(fdef)
     analysis = hoisting.analyser(fdef, fn.__globals__)
     analysis.statements(fdef.body)  # loop-invariant code motion
     skip = set()

@@ -515,3 +515,30 @@ def test_library_helpers_of_triton_language_core():
     member_fn_kernel[(1,)](x, y, 8)
     np.testing.assert_array_equal(y, np.arange(8, dtype=np.float32) * 2)
     assert tl.math._add_math_1arg_docstr("exp")(np.exp) is np.exp and core._add_scan_docstr("cummax")(len) is len
+
+
+@mt.jit
+def discarded_advance_kernel(x_ptr, y_ptr, K, FORM: tl.constexpr):
+    p = tl.make_block_ptr(x_ptr, (4, K), (K, 1), (0, 0), (4, 8), (1, 0))
+    acc = tl.zeros((4, 8), tl.float32)
+    for _ in range(0, K, 8):
+        acc += tl.load(p)
+        if FORM == 0:
+            tl.advance(p, (0, 8))
+        elif FORM == 1:
+            p.advance((0, 8))
+        else:
+            p = tl.advance(p, (0, 8))
+    tl.store(y_ptr + tl.arange(0, 4)[:, None] * 8 + tl.arange(0, 8)[None, :], acc)
+
+
+@pytest.mark.parametrize("form, call", [(0, "tl.advance"), (1, "p.advance")])
+def test_an_advance_whose_result_is_thrown_away_is_refused(form, call):
+    """tl.advance moves nothing in place: as a statement of its own the loop would load one block
+    every time.  Triton's front end refuses it (must_use_result); so does minitriton."""
+    x = np.arange(128, dtype=np.float32).reshape(4, 32)
+    y = np.zeros((4, 8), np.float32)
+    with pytest.raises(mt.CompilationError, match=f"The result of {call} is not being used"):
+        discarded_advance_kernel[(1,)](x, y, 32, form)
+    discarded_advance_kernel[(1,)](x, y, 32, 2)
+    np.testing.assert_array_equal(y, x.reshape(4, 4, 8).sum(1))
