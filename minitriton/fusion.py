@@ -37,7 +37,7 @@ from .dot import dot
 from .memory import load
 from .affine import uniform_int
 from .arithmetic import binary
-from .ranges import Range
+from .ranges import Range, StaticRange
 from .tensor import Divergent, MemoryPressure, tensor
 
 PREFIX = "__mt_fuse"
@@ -79,7 +79,7 @@ class _Recogniser:
         f = loop.iter.func
         builtin_range = isinstance(f, ast.Name) and f.id == "range" and self.resolve(f) is None \
             and not self.is_local(f.id)   # Python's range inside a kernel is tl.range (jit.py)
-        if not builtin_range and self.resolve(f) not in (Range, language.range):
+        if not builtin_range and self.resolve(f) not in (Range, StaticRange, language.range):
             return None
         p = _Plan(loop.target.id)
         bound = {p.target}

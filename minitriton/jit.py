@@ -224,6 +224,7 @@ class JITFunction:
         # scalar parameters typed by their annotation (`v: tl.uint8`), not by the value passed
         self.annotated = {n: t for n, p in self.signature.parameters.items()
                           if n not in self.constexprs and (t := D.annotated_type(p.annotation)) is not None}
+        self.unspecialized = self._unspecialized(options.get("do_not_specialize") or ())
         self.last_launch = None
         self.pre_run_hooks = []
         self._compiled = None   # {name: repr} of what it read from outside at its first call
@@ -231,6 +232,22 @@ class JITFunction:
         # lock once starts the next time at the group size that ran, instead of running every
         # program up to the lock before finding out again
         self._groups = {}
+
+    def _unspecialized(self, names) -> frozenset:
+        """`do_not_specialize`: parameters (names or positions) passed as runtime scalars even when
+        equal to 1, which Triton otherwise compiles in as a constant."""
+        if isinstance(names, (str, int)):
+            names = (names,)
+        out = set()
+        for n in names:
+            if isinstance(n, int) and not isinstance(n, bool) and 0 <= n < len(self.arg_names):
+                out.add(self.arg_names[n])
+            elif isinstance(n, str) and n in self.arg_names:
+                out.add(n)
+            else:
+                raise ValueError(f"@jit({self.__name__}): do_not_specialize names no parameter: {n!r} "
+                                 f"(the parameters are {self.arg_names})")
+        return frozenset(out)
 
     @functools.cached_property
     def src(self) -> str:
@@ -442,7 +459,8 @@ class JITFunction:
             if name in buffers:
                 values[name] = argument_pointer(buffers[name], const=name in self.consts)
             elif name not in self.constexprs and isinstance(a, (bool, int, float, np.number, np.bool_)) \
-                    and not (type(a) is int and a == 1 and name not in self.annotated):  # Triton specializes 1 to a constant
+                    and not (type(a) is int and a == 1 and name not in self.annotated
+                             and name not in self.unspecialized):  # Triton specializes 1 to a constant
                 try:
                     values[name] = argument(a, self.annotated.get(name))
                 except (OverflowError, TypeError) as e:

@@ -73,8 +73,20 @@ class _RangeValues:
         return tensor(None, self.dtype, (), aff=(self.start + self.step * t, ()))
 
 
+class StaticRange(Range):
+    """`tl.static_range`: unrolled at compile time, so its bounds must be compile-time values
+    (constexprs, Python numbers, integer arguments equal to 1); a runtime scalar is refused with
+    Triton's assertion, which checks the first argument as the start even when it is the end."""
+
+    def __init__(self, arg1, arg2=None, step=None, **kw):
+        for value, what in ((arg1, "start"), (arg2, "end"), (step, "step")):
+            if isinstance(value, tensor):
+                raise AssertionError(f"{value} used as tl.static_range {what} value is not a constexpr")
+        super().__init__(arg1, arg2, step, **kw)
+
+
 range = Range
-static_range = Range
+static_range = StaticRange
 
 
 class condition:

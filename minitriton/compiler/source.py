@@ -130,7 +130,7 @@ def specialization(fn, args, meta) -> types.SimpleNamespace:
             signature[name], constants[name] = "constexpr", D.constexpr_value(value)
             continue
         signature[name] = _argument_type(value)
-        if type(value) is int and value == 1:
+        if type(value) is int and value == 1 and name not in fn.unspecialized:
             constants[name] = 1
     return types.SimpleNamespace(signature=signature, constants=constants)
 
