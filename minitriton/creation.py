@@ -9,7 +9,7 @@ import numpy as np
 
 from . import context
 from .arithmetic import constexpr_value
-from .tensor import MAX_BLOCK_NUMEL, tensor, to_tensor
+from .tensor import MAX_BLOCK_NUMEL, shape_element, tensor, to_tensor
 from . import dtypes as D
 
 
@@ -57,7 +57,7 @@ def _shape_arg(shape):
     shape = constexpr_value(shape)
     if isinstance(shape, (int, np.integer)):
         shape = (shape,)
-    shape = tuple(int(constexpr_value(s)) for s in shape)
+    shape = tuple(shape_element(s, i) for i, s in enumerate(shape))
     for i, s in enumerate(shape):
         if s <= 0 or s & (s - 1):
             raise _noted(ValueError(f"Shape element {i} must be a power of 2"),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .dtypes import constexpr_value
 from .errors import StaticAssertionError
-from .tensor import round_to
+from .tensor import round_to, tensor
 
 
 def multiple_of(input, values):
@@ -28,6 +28,9 @@ def debug_barrier():
 
 
 def static_assert(cond, msg=""):
+    if isinstance(constexpr_value(cond), tensor):
+        raise NotImplementedError("Assertion condition could not be determined at compile-time. Make sure that it "
+                                  "depends only on `constexpr` values")
     if not cond:
         raise StaticAssertionError(f"static_assert failed: {msg}")
 

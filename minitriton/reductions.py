@@ -6,7 +6,7 @@ import numpy as np
 from . import dtypes as D
 from . import fast_loops
 from .errors import StaticAssertionError
-from .tensor import tensor, to_tensor, round_to
+from .tensor import compile_time_int, tensor, to_tensor, round_to
 from .arithmetic import constexpr_value, elementwise_alu
 from .elementwise import exp, fdiv
 
@@ -15,7 +15,7 @@ def _reduce_axis(x: tensor, axis, keep_dims):
     if axis is None:
         v = x.v.reshape(x.v.shape[0], -1)
         return v, 1, (() if not keep_dims else (1,) * len(x.shape))
-    axis = int(constexpr_value(axis))
+    axis = compile_time_int(axis, "a reduction's axis")
     if not -len(x.shape) <= axis < len(x.shape):
         raise ValueError(f"reduction axis {axis} out of range for a block of shape {list(x.shape)}")
     axis %= len(x.shape)
@@ -134,7 +134,7 @@ def reduce_or(input, axis, keep_dims=False):
 def cumsum(input, axis=0, reverse=False, dtype=None):
     x = to_tensor(input)
     dt = constexpr_value(dtype) or _acc_dtype(x.dtype)
-    ax = int(constexpr_value(axis)) % len(x.shape) + 1
+    ax = compile_time_int(axis, "tl.cumsum's axis") % len(x.shape) + 1
     v = x.v.astype(dt.container)
     if reverse:
         v = np.flip(v, ax)

@@ -8,7 +8,7 @@ import math
 import numpy as np
 
 from . import boxes
-from .tensor import Slice, broadcast_shape, tensor, to_tensor
+from .tensor import Slice, broadcast_shape, compile_time_int, shape_element, tensor, to_tensor
 from .affine import aligned_steps
 from .arithmetic import constexpr_value, rows_aligned
 
@@ -80,7 +80,7 @@ def reshape(x, *shape, can_reorder=False):
     """`tl.reshape(x, (a, b))` or `tl.reshape(x, a, b)`, as Triton takes either."""
     if len(shape) == 1 and isinstance(constexpr_value(shape[0]), (tuple, list)):
         shape = constexpr_value(shape[0])
-    shape = tuple(int(constexpr_value(s)) for s in shape)
+    shape = tuple(shape_element(s, i) for i, s in enumerate(shape))
     if math.prod(shape) != x.numel:
         raise ValueError(f"cannot reshape a block of shape {list(x.shape)} to {list(shape)}")
     return _with_shape(x, shape)
@@ -101,7 +101,7 @@ def item(x):
 
 
 def broadcast_to(x, *shape):
-    shape = tuple(int(constexpr_value(s)) for s in (shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape))
+    shape = tuple(shape_element(s, i) for i, s in enumerate(shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape))
     x = to_tensor(x)
     if tuple(x.shape) == shape:
         return x
@@ -127,7 +127,7 @@ def broadcast(x, y):
 
 
 def permute(x, *dims):
-    dims = tuple(int(constexpr_value(d)) for d in (dims[0] if len(dims) == 1 and isinstance(dims[0], (tuple, list)) else dims))
+    dims = tuple(compile_time_int(d, "tl.permute's dims") for d in (dims[0] if len(dims) == 1 and isinstance(dims[0], (tuple, list)) else dims))
     if sorted(dims) != list(range(len(x.shape))):
         raise ValueError(f"permute dims {list(dims)} do not match a block of rank {len(x.shape)}")
     shape = tuple(x.shape[d] for d in dims)

@@ -16,7 +16,7 @@ from .dtypes import constexpr_value
 from . import dtypes as D
 from .errors import BlockCondition, CompilationError
 from .elementwise import map_elementwise
-from .tensor import tensor, to_tensor, constexpr
+from .tensor import compile_time_int, tensor, to_tensor, constexpr
 from .shapes import broadcast_to, reshape
 
 
@@ -49,7 +49,7 @@ def _operands(input, axis, what):
         raise ValueError(f"tl.{what} needs blocks, not scalars")
     axis = constexpr_value(axis)
     if axis is not None:
-        axis = int(axis)
+        axis = compile_time_int(axis, f"tl.{what}'s axis")
         if not -len(shape) <= axis < len(shape):
             raise ValueError(f"tl.{what}: axis {axis} is out of range for blocks of shape {list(shape)}")
         axis %= len(shape)

@@ -543,32 +543,3 @@ def test_an_advance_whose_result_is_thrown_away_is_refused(form, call):
     discarded_advance_kernel[(1,)](x, y, 32, 2)
     np.testing.assert_array_equal(y, x.reshape(4, 4, 8).sum(1))
 
-
-@mt.jit
-def static_range_bound_kernel(x_ptr, n, N: tl.constexpr):
-    acc = 0
-    for i in tl.static_range(N):
-        acc += i
-    for i in tl.static_range(n):
-        acc += i
-    tl.store(x_ptr, acc)
-
-
-@mt.jit(do_not_specialize=["n"])
-def unspecialized_kernel(x_ptr, n):
-    tl.static_assert(n.dtype == tl.int32)
-    tl.store(x_ptr, n)
-
-
-def test_static_range_needs_compile_time_bounds():
-    """tl.static_range unrolls at compile time: Triton asserts its bounds are constexprs.  An
-    integer argument equal to 1 is one (Triton specializes on it) unless do_not_specialize names it."""
-    x = np.zeros(1, np.int32)
-    static_range_bound_kernel[(1,)](x, 1, 4)
-    assert x[0] == 6
-    with pytest.raises(AssertionError, match="used as tl.static_range start value is not a constexpr"):
-        static_range_bound_kernel[(1,)](x, 3, 4)
-    unspecialized_kernel[(1,)](x, 1)
-    assert x[0] == 1
-    with pytest.raises(ValueError, match="do_not_specialize names no parameter: 'm'"):
-        mt.jit(do_not_specialize=["m"])(unspecialized_kernel.fn)
