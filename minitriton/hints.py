@@ -27,6 +27,21 @@ def debug_barrier():
     return None
 
 
+LOAD_CACHE_MODIFIERS = ("", ".ca", ".cg", ".cv")          # Triton's, for NVIDIA's ld / st
+STORE_CACHE_MODIFIERS = ("", ".wb", ".cg", ".cs", ".wt")
+EVICTION_POLICIES = ("", "evict_last", "evict_first")
+
+
+def check_hints(cache_modifier, eviction_policy, modifiers):
+    """Cache and eviction hints change nothing here, but a misspelt one is refused as Triton
+    refuses it (ValueError), so that a kernel that runs here compiles there."""
+    cache_modifier, eviction_policy = constexpr_value(cache_modifier), constexpr_value(eviction_policy)
+    if cache_modifier and cache_modifier not in modifiers:
+        raise ValueError(f"Cache modifier {cache_modifier} not supported")
+    if eviction_policy and eviction_policy not in EVICTION_POLICIES:
+        raise ValueError(f"Eviction policy {eviction_policy} not supported")
+
+
 def static_assert(cond, msg=""):
     if isinstance(constexpr_value(cond), tensor):
         raise NotImplementedError("Assertion condition could not be determined at compile-time. Make sure that it "

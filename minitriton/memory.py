@@ -17,6 +17,7 @@ from .tensor import FROM_ABOVE, POISON, broadcast_shape, tensor, to_tensor, broa
 from .affine import affine_bounds
 from .fast_loops import bounds
 from .arithmetic import binary
+from .hints import LOAD_CACHE_MODIFIERS, STORE_CACHE_MODIFIERS, check_hints
 from .casts import cast, Rounding
 from .expressions import Expression
 from .elementwise import where
@@ -274,6 +275,10 @@ def count_access(pointer, m, field):
 
 def load(pointer, mask=None, other=None, boundary_check=(), padding_option="", cache_modifier="",
          eviction_policy="", volatile=False):
+    if cache_modifier or eviction_policy:
+        check_hints(cache_modifier, eviction_policy, LOAD_CACHE_MODIFIERS)
+    if other is not None and mask is None and not isinstance(pointer, block_ptr.block_pointer):
+        raise ValueError("`other` cannot be provided without `mask`")
     if isinstance(pointer, block_ptr.block_pointer):
         if mask is not None or other is not None:
             raise ValueError("tl.load: mask and other cannot be used with a block pointer; use boundary_check "
@@ -502,6 +507,8 @@ def values_for(pointer, value, what, unrounded_ok=False):
 
 
 def store(pointer, value, mask=None, boundary_check=(), cache_modifier="", eviction_policy=""):
+    if cache_modifier or eviction_policy:
+        check_hints(cache_modifier, eviction_policy, STORE_CACHE_MODIFIERS)
     if isinstance(pointer, block_ptr.block_pointer):
         if mask is not None:
             raise ValueError("tl.store: mask cannot be used with a block pointer; use boundary_check")

@@ -1,6 +1,7 @@
-"""What Triton fixes when a kernel compiles (block shapes, reduction axes, static asserts,
-static_range bounds, arguments specialized to constants): a runtime value there is refused
-with Triton's message, since a kernel that ran here on it would not compile on a GPU."""
+"""What Triton checks when a kernel compiles: the values it fixes then (block shapes, reduction
+axes, static asserts, static_range bounds, arguments specialized to constants) and the hints a
+load or store carries.  A runtime value there, or a hint Triton does not know, is refused with
+Triton's message, since a kernel that ran here on it would not compile on a GPU."""
 import numpy as np
 import pytest
 
@@ -70,3 +71,32 @@ def test_a_runtime_value_where_triton_needs_a_constant_is_refused(where, error, 
         runtime_value_kernel[(1,)](x, 2, where)
     if where in ("zeros", "broadcast", "static_assert"):   # an argument equal to 1 is a constant (specialized)
         runtime_value_kernel[(1,)](x, 1, where)
+
+
+@mt.jit
+def hinted_copy_kernel(x_ptr, y_ptr, LOAD_CACHE: tl.constexpr, STORE_CACHE: tl.constexpr, EVICT: tl.constexpr,
+                       OTHER_ALONE: tl.constexpr):
+    offs = tl.arange(0, 4)
+    if OTHER_ALONE:
+        v = tl.load(x_ptr + offs, other=0.0)
+    else:
+        v = tl.load(x_ptr + offs, mask=offs < 3, other=-1.0, cache_modifier=LOAD_CACHE, eviction_policy=EVICT)
+    tl.store(y_ptr + offs, v, cache_modifier=STORE_CACHE, eviction_policy=EVICT)
+
+
+@pytest.mark.parametrize("load_cache, store_cache, evict, other_alone, message", [
+    (".cg", ".cs", "evict_first", False, None),
+    (".cv", ".wt", "evict_last", False, None),
+    (".wb", "", "", False, "Cache modifier .wb not supported"),        # a store's modifier on a load
+    ("", ".ca", "", False, "Cache modifier .ca not supported"),        # and a load's on a store
+    ("", "", "evict_normal", False, "Eviction policy evict_normal not supported"),
+    ("", "", "", True, "`other` cannot be provided without `mask`"),
+])
+def test_load_and_store_hints_are_checked_as_triton_checks_them(load_cache, store_cache, evict, other_alone, message):
+    x, y = np.arange(4, dtype=np.float32), np.zeros(4, np.float32)
+    if message is not None:
+        with pytest.raises(ValueError, match=message):
+            hinted_copy_kernel[(1,)](x, y, load_cache, store_cache, evict, other_alone)
+        return
+    hinted_copy_kernel[(1,)](x, y, load_cache, store_cache, evict, other_alone)
+    np.testing.assert_array_equal(y, [0, 1, 2, -1])
