@@ -218,6 +218,7 @@ class Loop(_Context):
         self.exiting = self.ending = None
         self.is_while = False           # test() seen: only while loops can spin
         self.watch = None               # (values, writes, running) of the last trip: spin detection
+        self.quiet = (None, 0)          # (writes at the last test, trips since any): see test()
         st.contexts.append(self)
 
     # -- narrowing to the programs still looping ---------------------------------------
@@ -300,10 +301,17 @@ class Loop(_Context):
             raise context.LaunchTimeout(self.st.name, self.line)
 
     def test(self, cond):
-        """The loop condition at the top of a trip: True while any program keeps looping."""
+        """The loop condition at the top of a trip: True while any program keeps looping.  A
+        loop whose programs all agree hands over its variables only once it has written
+        nothing for two trips: from then on head() checks whether it still makes progress (a
+        spin on a flag that some other program, parked or not yet run, is to set)."""
         self._tick()
         st = self.st
         self.is_while = True
+        writes, trips = self.quiet
+        self.quiet = (st.writes, trips + 1 if writes == st.writes else 0)
+        if trips >= 2 and not self.sync:
+            self.sync = True
         if isinstance(cond, condition):     # tl.condition(c, disable_licm=...): the loop tests c
             cond = cond.condition
         if not isinstance(cond, tensor):
@@ -425,6 +433,13 @@ class Loop(_Context):
             if not isinstance(a, tensor) and not isinstance(b, tensor) and type(a) is type(b) and a == b:
                 continue
             return
+        wait = context.LOCAL.__dict__.get("on_stall")
+        if wait is not None and st.rows == 1:   # a program in a thread of its own: let the others run
+            wait(self.line)
+            return
+        if st.rows == 1:
+            raise Stalled(f"the loop at line {self.line} repeats its trips with the same values and no memory "
+                          f"written: run alone, this program would never end")
         raise Stalled("a divergent loop makes no progress: its programs wait for programs parked after it",
                       through=0 if self.left is None else int(self.left.sum()))
 

@@ -21,7 +21,7 @@ import types
 
 import numpy as np
 
-from . import aggregates, binding, context, counting, errors, knobs, lowering
+from . import aggregates, binding, context, cooperative, counting, errors, knobs, lowering
 from . import dtypes as D
 from .addresses import AddressSpace
 from .storage import bind_buffers
@@ -236,18 +236,13 @@ class JITFunction:
     def _unspecialized(self, names) -> frozenset:
         """`do_not_specialize`: parameters (names or positions) passed as runtime scalars even when
         equal to 1, which Triton otherwise compiles in as a constant."""
-        if isinstance(names, (str, int)):
-            names = (names,)
-        out = set()
-        for n in names:
-            if isinstance(n, int) and not isinstance(n, bool) and 0 <= n < len(self.arg_names):
-                out.add(self.arg_names[n])
-            elif isinstance(n, str) and n in self.arg_names:
-                out.add(n)
-            else:
-                raise ValueError(f"@jit({self.__name__}): do_not_specialize names no parameter: {n!r} "
-                                 f"(the parameters are {self.arg_names})")
-        return frozenset(out)
+        names, params = ((names,) if isinstance(names, (str, int)) else names), self.arg_names
+        bad = [n for n in names if not (n in params if isinstance(n, str) else
+                                        type(n) is int and 0 <= n < len(params))]
+        if bad:
+            raise ValueError(f"@jit({self.__name__}): do_not_specialize names no parameter: {bad[0]!r} "
+                             f"(the parameters are {params})")
+        return frozenset(n if isinstance(n, str) else params[n] for n in names)
 
     @functools.cached_property
     def src(self) -> str:
@@ -522,8 +517,13 @@ class JITFunction:
                     order = np.unique(np.linspace(0, pids.shape[0] - 1, recorder.max_sequential).astype(int))
                     sampled = True
                 self._restart_stats()
-                counts = [self._run_programs(body, values, grid, pids[row:row + 1], buffers, space, recorder, warps)
-                          for row in order]
+                one = lambda row: self._run_programs(body, values, grid, pids[row:row + 1], buffers, space, recorder,
+                                                     warps)
+                if isinstance(why, Stalled) and recorder is None:   # programs wait for later ones: cooperative.py
+                    path = f"one program at a time, each in a thread that hands over while it waits ({why})"
+                    counts = cooperative.run(one, pids.shape[0], self.__name__)
+                else:
+                    counts = [one(row) for row in order]
         except BaseException as e:
             for b in buffers:
                 b.reset()

@@ -9,8 +9,7 @@ import minitriton as mt
 import minitriton.language as tl
 
 
-@mt.jit
-def static_range_bound_kernel(x_ptr, n, N: tl.constexpr):
+def static_range_sums(x_ptr, n, N: tl.constexpr):
     acc = 0
     for i in tl.static_range(N):
         acc += i
@@ -19,14 +18,8 @@ def static_range_bound_kernel(x_ptr, n, N: tl.constexpr):
     tl.store(x_ptr, acc)
 
 
-@mt.jit(do_not_specialize=["n"])
-def unspecialized_kernel(x_ptr, n, N: tl.constexpr):
-    acc = 0
-    for i in tl.static_range(N):
-        acc += i
-    for i in tl.static_range(n):
-        acc += i
-    tl.store(x_ptr, acc)
+static_range_bound_kernel = mt.jit(static_range_sums)
+unspecialized_kernel = mt.jit(do_not_specialize=["n"])(static_range_sums)
 
 
 def test_static_range_needs_compile_time_bounds():

@@ -105,10 +105,12 @@ def unreleased_lock(lock_ptr, seen_ptr):
     tl.atomic_add(seen_ptr, 1)         # never released: only the first program of each lock gets in
 
 
-def test_a_round_that_spins_stops_as_the_lockstep_loop_did(monkeypatch):
-    monkeypatch.setenv("MINITRITON_LAUNCH_TIMEOUT", "1")
+def test_a_lock_never_released_is_a_deadlock_reported_at_once():
+    """Programs 2 and 3 wait for locks nobody releases: a GPU would spin forever.  Run as
+    threads that hand over while they wait (cooperative.py), a round in which they only spin
+    and nobody writes is a deadlock, reported as one, long before the launch's time limit."""
     seen = np.zeros(1, np.int32)
-    with pytest.raises(RuntimeError, match="still running after 1 s"):
+    with pytest.raises(RuntimeError, match=r"programs \[2, 3\] \(2 of 4\) are in the loop at line \d+, .*a lock never released"):
         unreleased_lock[(4,)](np.zeros(2, np.int32), seen)
     assert seen[0] == 0                # the launch wrote nothing
 
@@ -147,3 +149,38 @@ def test_the_arithmetic_every_round_would_repeat_is_done_once_before_the_rounds(
     assert "tl.load(t0)" in body and body.count("t1") == 2           # each computed once, read twice
     assert "count + 1" in body and "partial +=" in body              # what the region rebinds stays in it
     assert ast.unparse(region[0]) == ast.unparse(out[0])            # the spin loop is left as it is
+
+
+@mt.jit
+def owner_waits_for_peers(x_ptr, scratch, flags, out, PEERS: tl.constexpr, N: tl.constexpr):
+    pid = tl.program_id(0)
+    tile = pid // PEERS
+    offs = tl.arange(0, N)
+    v = tl.load(x_ptr + pid * N + offs)
+    if pid % PEERS == 0:               # the owner waits for each later peer's flag, as stream-K's fix-up does
+        acc = v
+        for peer in range(1, PEERS):
+            while tl.atomic_cas(flags + tile * PEERS + peer, 1, 1) != 1:
+                pass
+            acc += tl.load(scratch + (tile * PEERS + peer) * N + offs, volatile=True)
+        tl.store(out + tile * N + offs, acc)
+    else:
+        tl.store(scratch + pid * N + offs, v)
+        tl.atomic_xchg(flags + pid, 1)
+
+
+@pytest.mark.parametrize("tiles, peers", [(4, 3), (25, 2)])
+def test_a_program_waiting_for_a_later_one_ends_as_on_a_gpu(tiles, peers):
+    """Lockstep runs the owners' branch first and one program at a time runs them in order, so
+    an owner waiting for a later peer would spin forever; each program in a thread that hands
+    over while it waits (cooperative.py) lets the peers run, as a GPU's concurrent programs do."""
+    x = np.random.default_rng(tiles).standard_normal((tiles * peers, 32)).astype(np.float32)
+    out = np.zeros((tiles, 32), np.float32)
+    owner_waits_for_peers[(tiles * peers,)](x, np.zeros_like(x), np.zeros(tiles * peers, np.int32), out,
+                                            PEERS=peers, N=32)
+    want = x.reshape(tiles, peers, 32)
+    total = want[:, 0].copy()
+    for p in range(1, peers):
+        total += want[:, p]                         # the owner adds its peers in order
+    np.testing.assert_array_equal(out, total)
+    assert "each in a thread that hands over while it waits" in owner_waits_for_peers.last_launch["path"]
