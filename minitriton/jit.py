@@ -519,7 +519,7 @@ class JITFunction:
                 self._restart_stats()
                 one = lambda row: self._run_programs(body, values, grid, pids[row:row + 1], buffers, space, recorder,
                                                      warps)
-                if isinstance(why, Stalled) and recorder is None:   # programs wait for later ones: cooperative.py
+                if isinstance(why, Stalled):    # programs wait for later ones: cooperative.py (every one, if traced)
                     path = f"one program at a time, each in a thread that hands over while it waits ({why})"
                     counts = cooperative.run(one, pids.shape[0], self.__name__)
                 else:

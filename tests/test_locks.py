@@ -184,3 +184,18 @@ def test_a_program_waiting_for_a_later_one_ends_as_on_a_gpu(tiles, peers):
         total += want[:, p]                         # the owner adds its peers in order
     np.testing.assert_array_equal(out, total)
     assert "each in a thread that hands over while it waits" in owner_waits_for_peers.last_launch["path"]
+
+
+def test_a_kernel_whose_programs_wait_for_each_other_can_be_tuned(tmp_path):
+    """HypoGPU times a config by tracing its launch; the trace runs the waiting programs the same
+    way (every program, each handing over while it waits), so the configs run and one is chosen."""
+    from autotune import Config, autotune
+    tuned = autotune(configs=[Config({}, num_warps=4), Config({}, num_warps=8)], key=["N"],
+                     cache_dir=tmp_path)(owner_waits_for_peers)
+    x = np.random.default_rng(0).standard_normal((12, 32)).astype(np.float32)
+    out = np.zeros((4, 32), np.float32)
+    tuned[(12,)](x, np.zeros_like(x), np.zeros(12, np.int32), out, PEERS=3, N=32)
+    want = x.reshape(4, 3, 32)
+    np.testing.assert_array_equal(out, want[:, 0] + want[:, 1] + want[:, 2])
+    assert tuned.best_config in (Config({}, num_warps=4), Config({}, num_warps=8))
+    assert all(r.ok for r in tuned.last_tuning.history)
