@@ -33,7 +33,7 @@ def run(run_program, n: int, kernel: str = "") -> list:
     """Run programs 0..n-1 of `kernel`, `run_program(i)` running program i to its end in the
     calling thread; returns their results in program order."""
     launcher = context.LOCAL.__dict__
-    turn = [threading.Event() for _ in range(n)]
+    turn = collections.defaultdict(threading.Event)     # made as programs start: a grid may be large
     back = threading.Event()
     results, errors, done, writes, lines = [None] * n, [None] * n, [False] * n, [0] * n, [None] * n
     abort = False
