@@ -218,7 +218,7 @@ class Loop(_Context):
         self.exiting = self.ending = None
         self.is_while = False           # test() seen: only while loops can spin
         self.watch = None               # (values, writes, running) of the last trip: spin detection
-        self.quiet = (None, 0)          # (writes at the last test, trips since any): see test()
+        self.quiet_writes, self.quiet_trips = None, 0   # writes at the last test, trips since: test()
         st.contexts.append(self)
 
     # -- narrowing to the programs still looping ---------------------------------------
@@ -308,10 +308,12 @@ class Loop(_Context):
         self._tick()
         st = self.st
         self.is_while = True
-        writes, trips = self.quiet
-        self.quiet = (st.writes, trips + 1 if writes == st.writes else 0)
-        if trips >= 2 and not self.sync:
-            self.sync = True
+        if not self.sync:
+            if st.writes != self.quiet_writes:
+                self.quiet_writes, self.quiet_trips = st.writes, 0
+            else:
+                self.quiet_trips += 1
+                self.sync = self.quiet_trips >= 3
         if isinstance(cond, condition):     # tl.condition(c, disable_licm=...): the loop tests c
             cond = cond.condition
         if not isinstance(cond, tensor):

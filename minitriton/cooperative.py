@@ -36,10 +36,14 @@ def run(run_program, n: int, kernel: str = "") -> list:
     turn = collections.defaultdict(threading.Event)     # made as programs start: a grid may be large
     back = threading.Event()
     results, errors, done, writes, lines = [None] * n, [None] * n, [False] * n, [0] * n, [None] * n
+    progress = [0]      # writes seen at a hand-over, and programs ended: kept as they happen
     abort = False
 
     def wait(i, line):
-        writes[i], lines[i] = context.current().writes, line
+        lines[i], now = line, context.current().writes
+        if now != writes[i]:
+            writes[i] = now
+            progress[0] += 1
         turn[i].clear()
         back.set()
         turn[i].wait()
@@ -59,6 +63,7 @@ def run(run_program, n: int, kernel: str = "") -> list:
         except BaseException as e:     # handed to the launching thread
             errors[i] = e
         done[i] = True
+        progress[0] += 1
         back.set()
 
     threads = {}
@@ -75,9 +80,8 @@ def run(run_program, n: int, kernel: str = "") -> list:
             back.wait()
             if errors[i] is not None:
                 raise errors[i]
-            total = sum(writes) + sum(done)
-            if done[i] or total != last:
-                quiet, last = 0, total
+            if progress[0] != last:
+                quiet, last = 0, progress[0]
             else:
                 quiet += 1
             if not done[i]:

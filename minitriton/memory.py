@@ -277,14 +277,14 @@ def load(pointer, mask=None, other=None, boundary_check=(), padding_option="", c
          eviction_policy="", volatile=False):
     if cache_modifier or eviction_policy:
         check_hints(cache_modifier, eviction_policy, LOAD_CACHE_MODIFIERS)
-    if other is not None and mask is None and not isinstance(pointer, block_ptr.block_pointer):
-        raise ValueError("`other` cannot be provided without `mask`")
     if isinstance(pointer, block_ptr.block_pointer):
         if mask is not None or other is not None:
             raise ValueError("tl.load: mask and other cannot be used with a block pointer; use boundary_check "
                              "and padding_option")
         other = block_ptr.padding(pointer, padding_option)
         pointer, mask = block_ptr.pointers_and_mask(pointer, boundary_check, "load")
+    elif other is not None and mask is None:
+        raise ValueError("`other` cannot be provided without `mask`")
     elif constexpr_value(boundary_check):
         raise ValueError("tl.load: boundary_check needs a block pointer (tl.make_block_ptr); use mask= otherwise")
     pointer = check_pointer(pointer, "load")

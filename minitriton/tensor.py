@@ -505,24 +505,22 @@ def is_number(x) -> bool:
     return isinstance(x, (bool, int, float)) and not isinstance(x, np.generic)
 
 
+def compile_time_int(value, what: str, message: str | None = None) -> int:
+    """An integer Triton needs at compile time (a block's shape, a reduction's axis, a
+    permutation): refused when it is a runtime scalar (a loaded value, a non-constexpr argument),
+    which Triton cannot compile and which here would quietly take the value the programs share."""
+    value = D.constexpr_value(value)
+    if isinstance(value, tensor):
+        raise TypeError(message or f"{what} must be a constexpr (known when the kernel compiles), got a runtime "
+                                   f"value {value!r}")
+    return int(value)
+
+
 def shape_element(value, i: int) -> int:
-    """Element i of a block shape, which Triton fixes at compile time: a constexpr or Python int.
-    A runtime scalar (a loaded value, a non-constexpr argument) is refused with Triton's message,
-    where here it would quietly take the value the programs share."""
-    value = D.constexpr_value(value)
-    if isinstance(value, tensor):
-        raise TypeError(f"Shape element {i} must have type `constexpr[int]`, got `constexpr[{type(value)}]`: a "
-                        f"block's shape is fixed when the kernel compiles, so it cannot come from a runtime value")
-    return int(value)
-
-
-def compile_time_int(value, what: str) -> int:
-    """An integer Triton needs at compile time (a reduction's axis, a permutation): refused when it
-    is a runtime scalar, as Triton cannot compile it."""
-    value = D.constexpr_value(value)
-    if isinstance(value, tensor):
-        raise TypeError(f"{what} must be a constexpr (known when the kernel compiles), got a runtime value {value!r}")
-    return int(value)
+    """Element i of a block shape, refused as a runtime value with Triton's message."""
+    return compile_time_int(value, f"shape element {i}",
+                            f"Shape element {i} must have type `constexpr[int]`, got `constexpr[{tensor}]`: a block's "
+                            f"shape is fixed when the kernel compiles, so it cannot come from a runtime value")
 
 
 def to_tensor(x, like: tensor | None = None) -> tensor:

@@ -77,7 +77,7 @@ def get_int_dtype(bitwidth, signed):
 def _tensor_member_fn(fn):
     """Triton's decorator that makes a function a tensor method too (`x.cdiv(4)`): libraries
     put it on their own @jit functions.  The method has the function's name."""
-    name = getattr(fn, "__name__", None) or getattr(getattr(fn, "fn", None), "__name__", None)
+    name = getattr(fn, "__name__", None)
     if not isinstance(name, str):
         raise TypeError(f"_tensor_member_fn: {fn!r} has no name to be a tensor method by")
     _tensor.FROM_ABOVE["methods"][name] = fn
