@@ -150,11 +150,7 @@ def run(quick: bool):
                      "yes" if ratio <= 1.5 else "no", path.split(" (")[0], f"{err:.1e}" + ("" if err <= tol else " (!)")))
     table = markdown(["kernel", "size", "numpy ms", "executor ms", "executor / numpy", "≤ 1.5×", "path",
                       "max abs error"], rows)
-    supported, refused, broken = compat.coverage()
-    names = len(compat.TRITON_LANGUAGE)
-    cover = (f"Triton language coverage (minitriton/compat.py): {len(supported)} of {names} names of "
-             f"`triton.language` run with Triton's semantics; {len(refused)} {'raises' if len(refused) == 1 else 'raise'} a clear NotImplementedError "
-             f"({', '.join(refused)})" + (f"; {len(broken)} are missing ({', '.join(broken)})" if broken else "") + ".")
+    cover = compat.coverage_line()
     goals = "met" if not over else "missed on " + ", ".join(over)
     threads = expressions.threads()
     return table + (f"\n\nMedians of {repeats} alternating runs on {machine()}; {allocator}; big deferred elementwise "

@@ -44,6 +44,12 @@ TRITON_LANGUAGE = (
 )
 
 
+# names that run for part of what Triton accepts, and what the rest does
+PARTLY = {"inline_asm_elementwise": "one PTX arithmetic, math or conversion instruction of f32/f64 registers, run by "
+                                    "its meaning (minitriton/inline_asm.py); other assembly raises "
+                                    "NotImplementedError naming the instruction"}
+
+
 def coverage():
     """(supported names, names that raise NotImplementedError, names that fail otherwise)."""
     supported, refused, broken = [], [], []
@@ -56,3 +62,19 @@ def coverage():
         except AttributeError:
             broken.append(name)
     return supported, refused, broken
+
+
+def coverage_line() -> str:
+    """The README's sentence on coverage, from coverage() and PARTLY."""
+    supported, refused, broken = coverage()
+    line = (f"Triton language coverage (minitriton/compat.py): {len(supported)} of {len(TRITON_LANGUAGE)} names "
+            f"of `triton.language` run with Triton's semantics")
+    partly = [n for n in supported if n in PARTLY]
+    if partly:
+        line += " (" + "; ".join(f"`{n}`: {PARTLY[n]}" for n in partly) + ")"
+    if refused:
+        line += (f"; {len(refused)} {'raises' if len(refused) == 1 else 'raise'} a clear NotImplementedError "
+                 f"({', '.join(refused)})")
+    if broken:
+        line += f"; {len(broken)} are missing ({', '.join(broken)})"
+    return line + "."

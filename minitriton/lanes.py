@@ -36,7 +36,7 @@ from .tensor import tensor
 
 MAX_ROWS = 1 << 14          # (program, trip) rows a loop may become; more runs trip by trip
 _RANGES = {"range"}          # (tl.static_range unrolls: its variable is a Python int)
-_REFUSED_CALLS = {"print", "device_print", "static_print", "debug_barrier", "inline_asm_elementwise"}
+_REFUSED_CALLS = {"print", "device_print", "static_print", "debug_barrier"}
 _enabled = True
 
 

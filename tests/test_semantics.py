@@ -359,18 +359,6 @@ def test_device_print_hex_and_python_print_show_values():
     assert "py" in text and "255" in text and "-1" in text
 
 
-def test_triton_names_not_implemented_yet_say_so():
-    @mt.jit
-    def k(x_ptr):
-        y = tl.inline_asm_elementwise("mov.b32 $0, $1;", "=r,r", [tl.load(x_ptr + tl.arange(0, 4))],
-                                      dtype=tl.float32, is_pure=True, pack=1)
-        tl.store(x_ptr + tl.arange(0, 4), y)
-    x = np.arange(4, dtype=np.float32)
-    with pytest.raises(NotImplementedError, match="tl.inline_asm_elementwise is not supported"):
-        k[(1,)](x)
-    np.testing.assert_array_equal(x, np.arange(4))
-
-
 @mt.jit
 def numbers_as_tensors_kernel(out_ptr, N: tl.constexpr):
     acc = 0
