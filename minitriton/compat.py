@@ -45,9 +45,9 @@ TRITON_LANGUAGE = (
 
 
 # names that run for part of what Triton accepts, and what the rest does
-PARTLY = {"inline_asm_elementwise": "one PTX arithmetic, math or conversion instruction of f32/f64 registers, run by "
-                                    "its meaning (minitriton/inline_asm.py); other assembly raises "
-                                    "NotImplementedError naming the instruction"}
+PARTLY = {"inline_asm_elementwise": "PTX arithmetic, bit, comparison and conversion instructions on registers, "
+                                    "run by their meaning (minitriton/inline_asm.py); memory operands, branches and "
+                                    "special registers raise NotImplementedError naming the assembly"}
 
 
 def coverage():

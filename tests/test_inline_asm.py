@@ -1,6 +1,8 @@
-"""tl.inline_asm_elementwise: single PTX instructions run by their meaning (minitriton/inline_asm.py),
-the rest refused by name.  The forms are the ones real kernels write (Mamba-3's tanh.approx,
-sglang's div.rn, fast-GELU kernels' add.rn / mul.rn)."""
+"""tl.inline_asm_elementwise: PTX run by its meaning (minitriton/inline_asm.py, ptx.py), the rest
+refused by name.  The forms are the ones real kernels write (Mamba-3's tanh.approx, sglang's
+div.rn, fast-GELU kernels' add.rn / mul.rn, bit work on packed bytes); Triton's own tests of it are
+in tests/triton/test_inline_asm.py."""
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -154,14 +156,116 @@ def test_scalars_broadcast_and_loops_in_lockstep_agree():
         np.testing.assert_array_equal(out, want)
 
 
+U32 = RNG.integers(0, 2 ** 32, 256, dtype=np.uint64).astype(np.uint32)
+V32 = RNG.integers(0, 2 ** 32, 256, dtype=np.uint64).astype(np.uint32)
+
+
+@mt.jit
+def int_kernel(x_ptr, y_ptr, out_ptr, ASM: tl.constexpr, C: tl.constexpr, OUT: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    r = tl.inline_asm_elementwise(ASM, C, [tl.load(x_ptr + offs), tl.load(y_ptr + offs)], dtype=OUT, is_pure=True,
+                                  pack=1)
+    tl.store(out_ptr + offs, r)
+
+
+def ints(asm, x=U32, y=V32, out=tl.uint32, constraints="=r,r,r"):
+    res = np.empty(x.shape, out.np)
+    int_kernel[(1,)](x, y, res, asm, constraints, out, BLOCK=x.size)
+    return res
+
+
+def _bytes(v):
+    return [(int(v) >> (8 * k)) & 0xFF for k in range(4)]
+
+
+def test_integer_and_bit_instructions_against_python():
+    x, y = [int(v) for v in U32], [int(v) for v in V32]
+    checks = {
+        "add.u32 $0, $1, $2;": lambda a, b: (a + b) % 2 ** 32,
+        "mul.lo.u32 $0, $1, $2;": lambda a, b: a * b % 2 ** 32,
+        "mul.hi.u32 $0, $1, $2;": lambda a, b: a * b >> 32,
+        "mad.lo.u32 $0, $1, $2, $1;": lambda a, b: (a * b + a) % 2 ** 32,
+        "shl.b32 $0, $1, 35;": lambda a, b: 0,                      # shifts past the width give 0
+        "shr.u32 $0, $1, 7;": lambda a, b: a >> 7,
+        "xor.b32 $0, $1, $2;": lambda a, b: a ^ b, "not.b32 $0, $1;": lambda a, b: ~a % 2 ** 32,
+        "popc.b32 $0, $1;": lambda a, b: bin(a).count("1"),
+        "clz.b32 $0, $1;": lambda a, b: 32 - a.bit_length(),
+        "brev.b32 $0, $1;": lambda a, b: int(f"{a:032b}"[::-1], 2),
+        "bfe.u32 $0, $1, 4, 9;": lambda a, b: (a >> 4) & 0x1FF,
+        "bfi.b32 $0, $1, $2, 8, 12;": lambda a, b: (b & ~(0xFFF << 8)) | ((a & 0xFFF) << 8),
+        "prmt.b32 $0, $1, $2, 0x7340;": lambda a, b: sum(((b << 32 | a) >> (8 * s) & 0xFF) << (8 * k)
+                                                         for k, s in enumerate([0, 4, 3, 7])),
+        "lop3.b32 $0, $1, $2, $1, 0x96;": lambda a, b: a ^ b ^ a,    # 0x96: a ^ b ^ c
+        "shf.r.clamp.b32 $0, $1, $2, 40;": lambda a, b: b,           # the shift clamps at 32: all of b
+        "max.u32 $0, $1, $2;": max, "min.s32 $0, $1, $2;": None,
+    }
+    for asm, fn in checks.items():
+        got = [int(v) for v in ints(asm)]
+        if fn is None:                                   # signed: compare as int32
+            want = [min(a - (a >> 31) * 2 ** 32, b - (b >> 31) * 2 ** 32) % 2 ** 32 for a, b in zip(x, y)]
+        else:
+            want = [fn(a, b) for a, b in zip(x, y)]
+        assert got == want, asm
+    signed = ints("shr.s32 $0, $1, 40;", out=tl.int32)             # the sign fills past the width
+    np.testing.assert_array_equal(signed, np.where(U32.view(np.int32) < 0, -1, 0))
+    np.testing.assert_array_equal(ints("bfe.s32 $0, $1, 0, 8;", out=tl.int32), U32.view(np.int32).astype(np.int8))
+    wide = np.empty(256, np.uint64)
+    mul_wide = mt.jit(int_kernel.fn)
+    mul_wide[(1,)](U32, V32, wide, "mul.wide.u32 $0, $1, $2;", "=l,r,r", tl.uint64, BLOCK=256)
+    np.testing.assert_array_equal(wide, U32.astype(np.uint64) * V32.astype(np.uint64))
+
+
+def test_programs_with_temporaries_predicates_and_packed_halves():
+    # a .reg temporary, a comparison into a predicate, a guarded move, selp, comments
+    asm = """{
+        .reg .pred p;
+        .reg .b32 t;
+        setp.lt.u32 p, $1, $2;      // p: x < y
+        sub.u32 t, $2, $1;
+        @!p sub.u32 t, $1, $2;      // |x - y| without wrapping
+        selp.b32 $0, t, 0, p;       // and 0 where x >= y
+    }"""
+    want = np.where(U32 < V32, V32 - U32, 0)
+    np.testing.assert_array_equal(ints(asm), want)
+    # two fp16 elements to a 32-bit register (pack=2): swap the halves of each pair
+    @mt.jit
+    def swap(x_ptr, out_ptr, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        y = tl.inline_asm_elementwise("{ .reg .b16 lo, hi; mov.b32 {lo, hi}, $1; mov.b32 $0, {hi, lo}; }", "=r,r",
+                                      [tl.load(x_ptr + offs)], dtype=tl.float16, is_pure=True, pack=2)
+        tl.store(out_ptr + offs, y)
+
+    h = np.arange(16, dtype=np.float16) / 4
+    out = np.empty_like(h)
+    swap[(1,)](h, out, BLOCK=16)
+    np.testing.assert_array_equal(out, h.reshape(8, 2)[:, ::-1].ravel())
+    # two floats rounded to halves and packed in one register (high, low), read back as halves
+    @mt.jit
+    def pair(x_ptr, out_ptr, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + offs)
+        y = tl.inline_asm_elementwise("{ .reg .b32 t; cvt.rn.bf16x2.f32 t, $1, $2; mov.b32 $0, t; }", "=r,f,f",
+                                      [x, x * 2], dtype=tl.uint32, is_pure=True, pack=1)
+        tl.store(out_ptr + offs, y)
+
+    packed = np.empty(16, np.uint32)
+    pair[(1,)](X, packed, BLOCK=16)
+    to_bf16 = lambda v: v.astype(ml_dtypes.bfloat16).view(np.uint16).astype(np.uint32)
+    np.testing.assert_array_equal(packed, (to_bf16(X[:16]) << 16) | to_bf16(X[:16] * 2))
+    # immediates: a float written as its bits, a hex integer
+    np.testing.assert_array_equal(unary("add.rn.f32 $0, $1, 0f3F800000;", X), X + np.float32(1))
+    np.testing.assert_array_equal(unary("mul.rn.f32 $0, $1, 0.5;", X), X * np.float32(0.5))
+
+
 @pytest.mark.parametrize("asm, constraints, pack, match", [
-    ("{ mul.f32 $0, $1, $1; add.f32 $0, $0, $1; }", "=f,f", 1, "2 instructions"),
-    ("cvt.rn.f16x2.f32 $0, $1, $1;", "=r,f", 1, "conversion"),
-    ("prmt.b32 $0, $1, 0, 0x3210;", "=r,r", 1, "operand '0'"),
+    ("ld.global.f32 $0, [$1];", "=f,f", 1, "memory"),
+    ("@p bra DONE;", "=f,f", 1, "branches"),
+    ("vote.sync.all.pred $0, $1, 0xffffffff;", "=f,f", 1, "warp"),
+    ("cvt.rn.satfinite.e2m1x2.f32 $0, $1, $1;", "=r,f", 1, "conversion between types PTX names"),
+    ("tanh.approx.f16 $0, $1;", "=f,f", 1, "16-bit float arithmetic"),
     ("mov.u32 $0, %clock;", "=r", 1, "GPU register"),
-    ("tanh.approx.f32 $0, $1;", "=f,f", 4, "pack=4"),
-    ("lop3.b32 $0, $1, $1, $1, 0xff;", "=r,r", 1, "operand"),
-    ("shf.l.wrap.b32 $0, $1, $1, $1;", "=r,r", 1, ".b32 instructions are not run"),
+    ("tex.2d.v4.f32.f32 $0, [$1];", "=f,f", 1, "modifiers"),
+    ("mul.f32 $0, $1, $1, $1, $1;", "=f,f", 1, "takes 3 operands"),
 ])
 def test_other_assembly_is_refused_by_name(asm, constraints, pack, match):
     @mt.jit
@@ -173,26 +277,40 @@ def test_other_assembly_is_refused_by_name(asm, constraints, pack, match):
         tl.store(x_ptr + offs, y)
 
     x = np.arange(4, dtype=np.float32)
-    with pytest.raises(NotImplementedError, match="tl.inline_asm_elementwise") as info:
+    with pytest.raises((NotImplementedError, ValueError)) as info:
         k[(1,)](x, asm, constraints, pack)
-    assert match in str(info.value)
+    assert match in str(info.value) and "inline_asm_elementwise" in str(info.value)
     np.testing.assert_array_equal(x, np.arange(4))            # nothing stored
 
 
 def test_mismatched_constraints_widths_and_result_types_are_refused():
     x = X[:128]
-    with pytest.raises(ValueError, match="one register per argument"):
+    with pytest.raises(ValueError, match="must name 1 result register .* then 1 argument register"):
         unary("abs.f32 $0, $1;", x, "=f,f,f")
-    with pytest.raises(ValueError, match="constraint 'd'"):
+    with pytest.raises(ValueError, match="constraint 'd' .* is not the 32-bit register"):
         unary("abs.f32 $0, $1;", x, "=f,d")
-    with pytest.raises(TypeError, match="argument 1 is fp16; .* 32-bit fp32 register"):
-        unary("abs.f32 $0, $1;", x.astype(np.float16), "=f,f")
-    with pytest.raises(TypeError, match="dtype fp64 is not the 32-bit result"):
+    with pytest.raises(ValueError, match=r"\$1 is a 16-bit register; .* reads it as .f32"):
+        unary("abs.f32 $0, $1;", x.astype(np.float16), "=h,h", tl.float16)
+    with pytest.raises(ValueError, match="constraint 'f' .* is not the 64-bit register"):
         unary("abs.f32 $0, $1;", x, "=f,f", tl.float64)
+    with pytest.raises(ValueError, match="never writes \\$0"):
+        unary("{ .reg .f32 t; abs.f32 t, $1; }", x)
+    with pytest.raises(ValueError, match="pack=4 needs a block whose last axis is a multiple of 4"):
+        _packed_odd()
+
+
+def _packed_odd():
+    @mt.jit
+    def k(x_ptr, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        y = tl.inline_asm_elementwise("mov.b32 $0, $1;", "=r,r", [tl.load(x_ptr + offs)], dtype=tl.uint8,
+                                      is_pure=True, pack=4)
+        tl.store(x_ptr + offs, y)
+    k[(1,)](np.zeros(2, np.uint8), BLOCK=2)
 
 
 def test_the_coverage_line_says_what_runs_in_part():
     from minitriton import compat
     supported, refused, broken = compat.coverage()
     assert "inline_asm_elementwise" in supported and not refused and not broken
-    assert "`inline_asm_elementwise`: one PTX" in compat.coverage_line()
+    assert "`inline_asm_elementwise`: PTX arithmetic" in compat.coverage_line()
