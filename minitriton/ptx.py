@@ -81,8 +81,6 @@ def _float(opcode, name, flags, kind):
         n, fn = 2, lambda a, b: _extreme(a, b, name == "max", "NaN" in flags)
     elif name == "copysign":        # PTX: copysign d, a, b gives b with the sign of a
         n, fn = 2, lambda a, b: np.copysign(b, a)
-    elif name == "testp":
-        raise Unsupported(f"{opcode}: testp is not run")
     else:
         raise Unsupported(f"{opcode}: not among the float instructions run")
     ftz = ftz and kind == "f32"     # PTX's .ftz applies to .f32 only
@@ -123,6 +121,13 @@ def _flush(v):
 
 # ---------------------------------------------------------------- integers and bits
 def _integer(opcode, name, flags, kind):
+    if kind == "pred":              # and.pred p, q, r ...
+        logical = {"and": (2, np.logical_and), "or": (2, np.logical_or), "xor": (2, np.logical_xor),
+                   "not": (1, np.logical_not), "mov": (1, np.copy)}
+        if name not in logical or flags:
+            raise Unsupported(f"{opcode}: of predicates, and/or/xor/not/mov are run")
+        n, fn = logical[name]
+        return kind, [kind] * n, fn
     width, signed = bits(kind), kind.startswith("s")
     t = NUMPY[kind]
     u = NUMPY[f"u{width}"]

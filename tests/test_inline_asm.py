@@ -220,12 +220,15 @@ def test_programs_with_temporaries_predicates_and_packed_halves():
     asm = """{
         .reg .pred p;
         .reg .b32 t;
+        .reg .pred q;
         setp.lt.u32 p, $1, $2;      // p: x < y
+        setp.ne.u32 q, $1, 0;
+        and.pred p, p, q;           // ... and x != 0
         sub.u32 t, $2, $1;
         @!p sub.u32 t, $1, $2;      // |x - y| without wrapping
-        selp.b32 $0, t, 0, p;       // and 0 where x >= y
+        selp.b32 $0, t, 0, p;       // and 0 where not p
     }"""
-    want = np.where(U32 < V32, V32 - U32, 0)
+    want = np.where((U32 < V32) & (U32 != 0), V32 - U32, 0)
     np.testing.assert_array_equal(ints(asm), want)
     # two fp16 elements to a 32-bit register (pack=2): swap the halves of each pair
     @mt.jit
