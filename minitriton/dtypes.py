@@ -363,7 +363,7 @@ float8e5b16 = dtype("fp8e5b16", ml_dtypes.float8_e5m2fnuz, np.float32, "f", 8)
 
 class _Float8E4B15(dtype):
     """fp8 with 4 exponent bits of bias 15 and 3 mantissa bits (Triton's float8e4b15, pre-Hopper
-    fp8): no infinities, 0x7f and 0xff are NaN, largest finite value 1.75.  Its bits are held as
+    fp8): no infinities, 0x7f and 0xff are NaN (held with their sign), largest finite value 1.75.  Its bits are held as
     ml_dtypes' float8_e4m3b11fnuz, the same layout with bias 11, whose values are 16 times
     larger; that type gives the host arrays their own dtype (`triton.reinterpret`), and the
     codes where the two formats differ (0x80 is -0 here, 0x7f/0xff NaN) are fixed by hand."""
@@ -374,7 +374,8 @@ class _Float8E4B15(dtype):
         bits = np.asarray(stored).view(np.uint8)
         out = np.asarray(stored).astype(np.float32) / self._SCALE
         out[bits == 0x80] = -0.0
-        out[(bits & 0x7f) == 0x7f] = np.nan
+        out[bits == 0x7f] = np.nan
+        out[bits == 0xff] = -np.nan                                # its sign kept, so the bits survive a bitcast
         return out
 
     def encode(self, values):
@@ -382,7 +383,8 @@ class _Float8E4B15(dtype):
         with np.errstate(invalid="ignore"):
             scaled = np.clip(v * self._SCALE, -28.0, 28.0)        # +-1.75, the largest finite value
         bits = np.ascontiguousarray(scaled.astype(self.np)).view(np.uint8).copy()
-        bits[np.isnan(v)] = 0x7f
+        nan = np.isnan(v)
+        bits[nan] = np.where(np.signbit(v[nan]), 0xff, 0x7f)
         bits[(bits == 0) & np.signbit(v)] = 0x80                   # -0 (the bias-11 type has none)
         return bits.view(self.np)
 

@@ -241,6 +241,73 @@ def test_cuda_extras_clock_and_refusals():
     out = np.zeros(2, np.int64)
     k[(1,)](out)
     assert out[0] >= 0 and out[1] > 0
-    for name in ("smid", "convert_custom_float8_sm80"):
+    for name in ("smid", "f32_to_e2m1x2_satfinite"):
         with pytest.raises(NotImplementedError, match=f"tl.extra.cuda.{name}"):
             getattr(cuda, name)
+
+
+def test_cuda_intrinsics_tf32_xorsign_and_ftz():
+    from minitriton.language.extra import cuda
+
+    @mt.jit
+    def k(a_ptr, b_ptr, out_ptr, N: tl.constexpr):
+        offs = tl.arange(0, N)
+        a, b = tl.load(a_ptr + offs), tl.load(b_ptr + offs)
+        tl.store(out_ptr + offs, cuda.round_f32_to_tf32(a, "rn"))
+        tl.store(out_ptr + N + offs, cuda.round_f32_to_tf32(a, "rna"))
+        tl.store(out_ptr + 2 * N + offs, cuda.min_xorsign_abs_f32(a, b))
+        tl.store(out_ptr + 3 * N + offs, cuda.max_xorsign_abs_f32(a, b, tl.PropagateNan.ALL))
+        tl.store(out_ptr + 4 * N + offs, cuda.exp2_ftz(b))
+
+    ulp = 2.0 ** -10                                      # TF32's spacing at 1
+    a = np.array([1 + ulp / 2, 1 + 3 * ulp / 2, -(1 + ulp / 2), 1 + ulp / 4, np.inf, np.nan, -2.5, 0.0], np.float32)
+    b = np.array([-3.0, 0.5, 2.0, np.nan, 1e-45, -130.0, 3.0, -1.0], np.float32)
+    out = np.empty(5 * 8, np.float32)
+    k[(1,)](a, b, out, 8)
+    rn, rna, mn, mx, ex = out.reshape(5, 8)
+    np.testing.assert_array_equal(rn[:5], [1.0, 1 + 2 * ulp, -1.0, 1.0, np.inf])       # ties to even
+    np.testing.assert_array_equal(rna[:5], [1 + ulp, 1 + 2 * ulp, -(1 + ulp), 1.0, np.inf])   # ties away
+    assert np.isnan(rn[5]) and np.isnan(rna[5])
+    np.testing.assert_array_equal(mn[[0, 1, 2, 6, 7]], [-(1 + ulp / 2), 0.5, -(1 + ulp / 2), -2.5, -0.0])
+    assert mn[3] == 1 + ulp / 4                            # a NaN loses by default
+    assert np.isnan(mx[3]) and mx[0] == -3.0 and mx[6] == -3.0    # ... not with PropagateNan.ALL
+    np.testing.assert_array_equal(ex[[0, 1, 2, 4, 6]], np.float32([0.125, 2 ** 0.5, 4.0, 1.0, 8.0]))  # 1e-45 flushed: 2**0
+    assert ex[5] == 0.0                                    # 2**-130 is subnormal: flushed
+
+
+def test_cuda_custom_fp8_conversions_are_the_gpu_bit_arithmetic():
+    from minitriton.language.extra import cuda
+
+    @mt.jit
+    def up(x_ptr, out_ptr, N: tl.constexpr):
+        offs = tl.arange(0, N)
+        tl.store(out_ptr + offs, cuda.convert_custom_float8_sm80(tl.load(x_ptr + offs), tl.float16))
+
+    @mt.jit
+    def down(x_ptr, out_ptr, N: tl.constexpr, SM70: tl.constexpr):
+        offs = tl.arange(0, N)
+        x = tl.load(x_ptr + offs)
+        if SM70:
+            y = cuda.convert_custom_float8_sm70(x, tl.float8e4b15)
+        else:
+            y = cuda.convert_custom_float8_sm80(x, tl.float8e4b15)
+        tl.store(out_ptr + offs, y)
+
+    codes = np.arange(256, dtype=np.uint8)
+    halves = np.empty(256, np.float16)
+    up[(1,)](mt.reinterpret(codes, tl.float8e4b15), halves, 256)
+    bits = halves.view(np.uint16).astype(np.int64)
+    np.testing.assert_array_equal(bits, ((codes & 0x80).astype(np.int64) << 8) | ((codes & 0x7F).astype(np.int64) << 7))
+    assert halves[0x38] == 2.0 ** -8 and halves[0x78] == 1.0 and halves[0x7F] == 1.875 and halves[0xB8] == -(2.0 ** -8)
+    back = np.empty(256, np.uint8)
+    for sm70 in (False, True):
+        down[(1,)](halves, mt.reinterpret(back, tl.float8e4b15), 256, sm70)
+        want = codes.copy()
+        want[[0x7F, 0xFF]] = [0x7E, 0xFE]                  # 1.875 is clamped to 1.75
+        np.testing.assert_array_equal(back, want)
+    f32 = np.array([1.0, 100.0, -np.inf, np.nan, 1.0 + 2.0 ** -5, 1.0 + 2.0 ** -4, -0.3, 0.0], np.float32)
+    out = np.empty(8, np.uint8)
+    down[(1,)](f32, mt.reinterpret(out, tl.float8e4b15), 8, False)
+    # fp8's step at 1 is 2**-3: 1+2**-5 (a quarter step) goes down, 1+2**-4 (half a step) up; -0.3
+    # is truncated to fp16 first (0xB4CC), then 2*0x34CC+0x80 = 0x6A18 gives 0x6A, with the sign
+    np.testing.assert_array_equal(out, [0x78, 0x7E, 0xFE, 0x7E, 0x78, 0x79, 0xEA, 0x00])

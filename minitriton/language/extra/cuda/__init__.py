@@ -1,4 +1,5 @@
-"""`triton.language.extra.cuda`: CUDA's libdevice, the launch's thread counts and clock."""
+"""`triton.language.extra.cuda`: CUDA's libdevice, the launch's thread counts and clock, and the
+NVVM intrinsics Triton wraps (intrinsics.py)."""
 import time
 
 import numpy as np
@@ -9,10 +10,16 @@ from .... import dtypes as D
 from ....dtypes import constexpr
 from ....tensor import tensor
 
-__all__ = ["libdevice", "num_threads", "num_warps", "gdc_wait", "gdc_launch_dependents", "globaltimer"]
+from .intrinsics import (round_f32_to_tf32, min_xorsign_abs_f32, max_xorsign_abs_f32, exp2_ftz,
+                         convert_custom_float8, convert_custom_float8_sm70, convert_custom_float8_sm80)
 
-# Triton's other names here, which read what a CPU does not model: refused by name
-NOT_YET = ("smid", "convert_custom_float8", "convert_custom_float8_sm70", "convert_custom_float8_sm80")
+__all__ = ["libdevice", "num_threads", "num_warps", "gdc_wait", "gdc_launch_dependents", "globaltimer",
+           "round_f32_to_tf32", "min_xorsign_abs_f32", "max_xorsign_abs_f32", "exp2_ftz", "convert_custom_float8",
+           "convert_custom_float8_sm70", "convert_custom_float8_sm80"]
+
+# Triton's other names here, refused by name: the SM a program runs on (a CPU runs none), and the
+# fp4 pair conversion (its result for a NaN is not pinned down here, so it is not guessed)
+NOT_YET = ("smid", "f32_to_e2m1x2_satfinite")
 
 
 def __getattr__(name):
