@@ -1013,3 +1013,26 @@ def test_debug_mode_checks_integer_overflow(x, y, dtype, op, overflows):
     else:
         k[(1,)](X, Y, Z, op, debug=True)
         assert int(Z[0]) == exact if abs(exact) < 2 ** 63 else True
+
+
+def test_packed_fp32_pair_math_rounds_once_and_takes_fp32_only():
+    """tl.math.mul/add/sub/fma_f32x2 (Blackwell's packed pairs) per element: fp32 rounded to
+    nearest, the fma with one rounding; other types refused by name."""
+    @mt.jit
+    def k(a_ptr, out_ptr):
+        offs = tl.arange(0, 4)
+        a = tl.load(a_ptr + offs)
+        tl.store(out_ptr + offs, tl.math.fma_f32x2(a, a, -tl.math.mul_f32x2(a, a)))
+
+    a = np.float32(1 + 2 ** -12) * np.ones(4, np.float32)
+    out = np.empty(4, np.float32)
+    k[(1,)](a, out)
+    np.testing.assert_array_equal(out, np.float32(2.0 ** -24))   # the product's low bits, kept by the fma
+
+    @mt.jit
+    def bad(a_ptr):
+        offs = tl.arange(0, 4)
+        tl.math.add_f32x2(tl.load(a_ptr + offs), tl.load(a_ptr + offs))
+
+    with pytest.raises(TypeError, match="tl.math.add_f32x2 takes fp32 blocks, got fp16"):
+        bad[(1,)](np.ones(4, np.float16))

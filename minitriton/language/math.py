@@ -3,8 +3,29 @@
 from ..elementwise import (abs, ceil, cos, div_rn, erf, exp, exp2, fdiv, floor, fma, log, log2, rsqrt, sin, sqrt,
                            sqrt_rn, umulhi)
 
+from .. import dtypes as D, libdevice
+from ..tensor import to_tensor
+
 __all__ = ["abs", "ceil", "cos", "div_rn", "erf", "exp", "exp2", "fdiv", "floor", "fma", "log", "log2", "rsqrt",
-           "sin", "sqrt", "sqrt_rn", "umulhi"]
+           "sin", "sqrt", "sqrt_rn", "umulhi", "mul_f32x2", "add_f32x2", "sub_f32x2", "fma_f32x2"]
+
+
+def _f32x2(name, fn):
+    """Blackwell's packed fp32 pair arithmetic (`mul.rn.f32x2` ...): per element it is the fp32
+    operation rounded to nearest, and the fma fused (one rounding), which is what runs here."""
+    def op(*xs):
+        ts = [to_tensor(x) for x in xs]
+        if any(t.dtype is not D.float32 for t in ts):
+            raise TypeError(f"tl.math.{name} takes fp32 blocks, got {', '.join(str(t.dtype) for t in ts)}")
+        return fn(*ts)
+    op.__name__ = name
+    return op
+
+
+mul_f32x2 = _f32x2("mul_f32x2", lambda a, b: a * b)
+add_f32x2 = _f32x2("add_f32x2", lambda a, b: a + b)
+sub_f32x2 = _f32x2("sub_f32x2", lambda a, b: a - b)
+fma_f32x2 = _f32x2("fma_f32x2", libdevice.fma)
 
 
 def _add_math_1arg_docstr(name):
