@@ -152,7 +152,7 @@ def _integer(opcode, name, flags, kind):
                 raise Unsupported(f"{opcode}: a 128-bit product")
             wide = np.int64 if signed else np.uint64
             out_kind = f"{'s' if signed else 'u'}{2 * width}"
-            return out_kind, [kind] * n, lambda *xs: np.asarray(
+            return out_kind, [kind, kind, out_kind][:n], lambda *xs: np.asarray(
                 xs[0].astype(wide) * xs[1].astype(wide) + (xs[2] if n == 3 else 0), NUMPY[out_kind])
         if flags == ["lo"]:
             return kind, [kind] * n, lambda *xs: np.asarray(xs[0] * xs[1] + (xs[2] if n == 3 else 0), t)
@@ -323,6 +323,9 @@ def _conversion(opcode, mods):
         lib = getattr(R, f"{INT_NAMES[frm]}2{'float' if to == 'f32' else 'double'}_{'rn' if exact else MODES[mode]}")
         source = {"s32": D.int32, "u32": D.uint32, "s64": D.int64, "u64": D.uint64}[frm]
         return to, [frm], lambda x: _libdevice(lib, source)(x)
+    if to == frm and to in FLOATS and mode in ("rni", "rzi", "rmi", "rpi"):     # to an integral value, same type
+        whole = {"rni": np.rint, "rzi": np.trunc, "rmi": np.floor, "rpi": np.ceil}[mode]
+        return to, [frm], lambda x: whole(src(x))
     if (to, frm) == ("f32", "f64") and mode in MODES:
         lib = getattr(R, f"double2float_{MODES[mode]}")
         return to, [frm], lambda x: _libdevice(lib, D.float64)(x)

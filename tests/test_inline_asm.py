@@ -111,6 +111,9 @@ def test_conversions_round_saturate_and_reinterpret():
     np.testing.assert_array_equal(unary("cvt.rp.f32.f64 $0, $1;", d, "=f,d"),
                                   [np.nextafter(np.float32(1), np.float32(2)), -1])
     np.testing.assert_array_equal(unary("cvt.f64.f32 $0, $1;", X, "=d,f", tl.float64), X.astype(np.float64))
+    halves = np.array([2.5, -2.5, 3.5, -0.7], np.float32)
+    np.testing.assert_array_equal(unary("cvt.rni.f32.f32 $0, $1;", halves), [2.0, -2.0, 4.0, -1.0])
+    np.testing.assert_array_equal(unary("cvt.rmi.f32.f32 $0, $1;", halves), [2.0, -3.0, 3.0, -1.0])
     # a register holds bits: an int32 block read by an f32 instruction, an f32 result kept as int32
     bits = X.view(np.int32)
     np.testing.assert_array_equal(unary("abs.f32 $0, $1;", bits, "=r,r", tl.int32), np.abs(X).view(np.int32))
@@ -213,6 +216,9 @@ def test_integer_and_bit_instructions_against_python():
     mul_wide = mt.jit(int_kernel.fn)
     mul_wide[(1,)](U32, V32, wide, "mul.wide.u32 $0, $1, $2;", "=l,r,r", tl.uint64, BLOCK=256)
     np.testing.assert_array_equal(wide, U32.astype(np.uint64) * V32.astype(np.uint64))
+    mul_wide[(1,)](U32, V32, wide, "{ .reg .b64 c; mov.b64 c, 7; mad.wide.u32 $0, $1, $2, c; }", "=l,r,r", tl.uint64,
+                   BLOCK=256)                              # mad.wide adds a 64-bit operand
+    np.testing.assert_array_equal(wide, U32.astype(np.uint64) * V32.astype(np.uint64) + np.uint64(7))
 
 
 def test_programs_with_temporaries_predicates_and_packed_halves():
