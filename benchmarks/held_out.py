@@ -7,7 +7,10 @@ checked; a landscape it holds has been looked at.  HELD_OUT was fixed before any
 sampling carry over: four matmul shapes, a conv2d with few channels and a large image, and a
 softmax and row sum whose spaces are small (120 and 840 configs).  Two of them are not fresh:
 matmul `small` and `lora_a` were in the held-out set that moved the default's space-size limit
-(autotune/tuners/__init__.py); no setting was chosen on the other five.  Exported as Kernel
+(autotune/tuners/__init__.py); no setting was chosen on the other five.  A second set of five
+was added on 2026-12-06, chosen before it was run: matmul `lora_b` and a tall, thin 8192x128x4096,
+a conv2d of 128 channels on a 28x28 image, a softmax of long rows (1024x4096, 120 configs) and a
+row sum of odd width (1024x1000, 840 configs).  Exported as Kernel
 Tuner cache files and replayed, so the tuners see knobs only, as on a real GPU's recorded
 landscape.
 
@@ -35,7 +38,11 @@ from minitriton.replay import export_cache
 
 HELD_OUT = (("matmul", "prefill_ffn_down"), ("matmul", "lora_a"), ("matmul", "small"), ("matmul", "square"),
             ("conv2d", dict(N=1, H=56, W=56, C=64, F=64, KH=3, KW=3, padding=1)),
-            ("softmax", dict(M=8192, N=1000)), ("row_sum", dict(M=64, N=65536)))
+            ("softmax", dict(M=8192, N=1000)), ("row_sum", dict(M=64, N=65536)),
+            # a second set, chosen on 2026-12-06 before it was run (no setting has been changed since)
+            ("matmul", "lora_b"), ("matmul", dict(M=8192, N=128, K=4096)),
+            ("conv2d", dict(N=4, H=28, W=28, C=128, F=128, KH=3, KW=3, padding=1)),
+            ("softmax", dict(M=1024, N=4096)), ("row_sum", dict(M=1024, N=1000)))
 SMALL = 1000        # configs: --quick keeps the landscapes at most this large
 PEERS = ("optuna_tpe", "genetic_algorithm")
 
