@@ -19,7 +19,7 @@ TPE, Kernel Tuner's genetic algorithm; run only when the `bench` extra is instal
 median best true time found as % of the optimum after 25-200 measurements, and Willemsen et
 al.'s score (0 = random sampling's exact expectation, 1 = the optimum), 8 seeds.  Goals
 (printed): the default never below random sampling's expectation, and its average score above
-every other tuner's.  `--quick`: the two small landscapes, 50 measurements, 2 seeds.
+every other tuner's.  `--quick`: the small landscapes (four), 50 measurements, 2 seeds.
 """
 from __future__ import annotations
 

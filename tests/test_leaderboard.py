@@ -38,8 +38,8 @@ def test_the_benchmarks_quick_runs(monkeypatch):
     assert "random sampling (expected)" in text and "Goals (judged on 2 seeds; the issue asks 20):" in text
     text = cross_gpu.run(quick=True)
     assert "with / without" in text and "Goals (judged on 2 seeds; the issue asks 20):" in text
-    text = held_out.run(quick=True)     # the two small held-out landscapes: the default against random
-    assert text.count("random sampling (expected)") == 2 and "| ours: default |" in text and "Goals (" in text
+    text = held_out.run(quick=True)     # the four small held-out landscapes: the default against random
+    assert text.count("random sampling (expected)") == 4 and "| ours: default |" in text and "Goals (" in text
 
 
 def test_the_default_and_the_tuner_it_is_share_one_stored_run(tmp_path):
