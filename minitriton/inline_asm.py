@@ -44,10 +44,15 @@ class Unsupported(NotImplementedError):
 
 
 # ---------------------------------------------------------------- reading the assembly
+def uncommented(asm: str) -> str:
+    """The assembly without its `// ...` and `/* ... */` comments."""
+    return re.sub(r"//[^\n]*", "", re.sub(r"/\*.*?\*/", " ", asm, flags=re.S))
+
+
 def _split(asm: str) -> list:
     """The statements of the assembly: `;` ends one; a brace that opens a statement is a scope
     (dropped), a brace inside one is a vector operand (`{a, b}`, kept)."""
-    text = re.sub(r"//[^\n]*", "", asm)
+    text = uncommented(asm)
     out, current, vector = [], "", 0
     for ch in text:
         if ch == "{" and not current.strip():
@@ -308,7 +313,7 @@ def inline_asm_elementwise(asm, constraints, args, dtype, is_pure, pack, **_):
                         f"got {dtype!r}")
     if not isinstance(pack, int) or pack < 1:
         raise ValueError(f"tl.inline_asm_elementwise: pack must be a positive integer, got {pack!r}")
-    if "%" in asm:
+    if "%" in uncommented(asm):
         raise Unsupported(asm, "it reads a GPU register (%...)")
     ts = [to_tensor(a) for a in args]
     if any(t.buf is not None for t in ts):

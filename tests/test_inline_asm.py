@@ -261,6 +261,8 @@ def test_programs_with_temporaries_predicates_and_packed_halves():
     pair[(1,)](X, packed, BLOCK=16)
     to_bf16 = lambda v: v.astype(ml_dtypes.bfloat16).view(np.uint16).astype(np.uint32)
     np.testing.assert_array_equal(packed, (to_bf16(X[:16]) << 16) | to_bf16(X[:16] * 2))
+    # comments of both kinds, a % in one of them
+    np.testing.assert_array_equal(unary("/* 100% of x */ abs.f32 $0, $1; // |x|, 50% faster", X), np.abs(X))
     # immediates: a float written as its bits, a hex integer
     np.testing.assert_array_equal(unary("add.rn.f32 $0, $1, 0f3F800000;", X), X + np.float32(1))
     np.testing.assert_array_equal(unary("mul.rn.f32 $0, $1, 0.5;", X), X * np.float32(0.5))
