@@ -22,6 +22,14 @@ three, HypoGPU's wgrad and conv2d; 8 seeds, 200 measurements) TPE alone rose fro
 but the default that takes turns with the GP fell from 0.673 to 0.569 (pnpoly on the 3060 and
 the Titan from 0.80 and 0.52 to 0.18 and 0.14): the flatter density takes TPE's turns away from
 the corner the GP is closing in on.
+
+Tried and not taken (2026-12-06): leaving failed configs out of both densities, as Optuna leaves
+failed trials out.  On the tall, thin matmul where every tuner of ours stops near 88 % (HypoGPU
+8192x128x4096, whose best region borders configs that fail for shared memory; 8 seeds, 200
+measurements) TPE alone rose from 0.152 to 0.274 and the default from 0.322 to 0.381, but on the
+development landscapes the default fell from 0.673 to 0.627 (pnpoly on the 3060 from 0.80 to
+0.66, the Titan from 0.52 to 0.38): where configs fail, counting them among the slow ones keeps
+TPE out of regions that waste measurements.
 """
 from __future__ import annotations
 
