@@ -138,7 +138,7 @@ def _immediate(text: str, kind: str):
     else:
         return None
     if np.dtype(np_type).kind not in "f" and np_type is not ptx.NUMPY["bf16"]:
-        raise ValueError(f"a float immediate {text!r} for a .{kind} operand")
+        raise ValueError(f"tl.inline_asm_elementwise: a float immediate {text!r} for a .{kind} operand")
     return np.array(value, np_type)
 
 
