@@ -47,6 +47,15 @@ the 8-seed run (0.673 to 0.614) and a 16-seed rerun of the seven landscapes wher
 (0.585 to 0.534); a knob that says nothing on a landscape still costs the GP a length scale to
 fit.  Capping the log times at a quantile, and modelling best/time instead, did not find that
 needle more often either.
+
+Tried and not taken (2026-12-06): constrained Bayesian optimisation, the GP fitted on the configs
+that ran and expected improvement weighed by the chance a config runs (the kernel-weighted share
+of its measured neighbours that ran, with a Beta(1, 1) prior), instead of failures counted as the
+slowest time.  On the tall, thin matmul where our tuners stop near 88 % (HypoGPU 8192x128x4096,
+whose best region borders configs that fail for shared memory; 8 seeds, 200 measurements) the
+default rose from 0.322 to 0.444 (93.2 % after 200 against 88.6 %), but on the development
+landscapes it fell from 0.673 to 0.640, most of it pnpoly on the Titan (0.515 to 0.206); five of
+the twelve gained.
 """
 from __future__ import annotations
 
