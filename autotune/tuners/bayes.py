@@ -54,8 +54,8 @@ of its measured neighbours that ran, with a Beta(1, 1) prior), instead of failur
 slowest time.  On the tall, thin matmul where our tuners stop near 88 % (HypoGPU 8192x128x4096,
 whose best region borders configs that fail for shared memory; 8 seeds, 200 measurements) the
 default rose from 0.322 to 0.444 (93.2 % after 200 against 88.6 %), but on the development
-landscapes it fell from 0.673 to 0.640, most of it pnpoly on the Titan (0.515 to 0.206); five of
-the twelve gained.
+landscapes it fell from 0.673 to 0.640, most of it pnpoly on the Titan (0.515 to 0.206); four of
+the twelve gained, one held.
 """
 from __future__ import annotations
 
