@@ -23,11 +23,14 @@ from .storage import program_view, same_source, one_window
 _DOT_TYPES = {D.float16, D.bfloat16, D.float32, D.float64, D.int8, *D.FP8}
 
 
-def _tf32(v):
-    """Round float32 to tf32 (10 mantissa bits, round to nearest, ties away) as A100's cvt.rna does."""
+def round_to_tf32(v, rounding="rna"):
+    """Round float32 to tf32 (10 mantissa bits, the 13 low bits cleared), to nearest with ties
+    away ("rna", as A100's tensor cores take fp32 operands) or to even ("rn"); NaN and infinity
+    kept."""
     u = np.ascontiguousarray(v, np.float32).view(np.uint32)
     finite = (u & 0x7F800000) != 0x7F800000
-    r = np.where(finite, (u + np.uint32(0x1000)) & np.uint32(0xFFFFE000), u)
+    bias = np.uint32(0x1000) if rounding == "rna" else np.uint32(0x0FFF) + ((u >> np.uint32(13)) & np.uint32(1))
+    r = np.where(finite, (u + bias) & np.uint32(0xFFFFE000), u)
     return r.view(np.float32)
 
 
@@ -311,7 +314,7 @@ class DotChain:
     def _prepare(self, v):
         """Operand values as the tensor cores see them (tf32-rounded fp32, widened int8)."""
         if self.prec == "tf32":
-            return _tf32(v)
+            return round_to_tf32(v)
         return v.astype(np.int32) if v.dtype == np.int8 else v
 
     def _finish(self, prod, acc):

@@ -14,13 +14,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from .... import dtypes as D
+from .... import dtypes as D, ptx
 from ....arithmetic import rows_aligned
+from ....dot import round_to_tf32
 from ....casts import cast
 from ....dtypes import constexpr_value
 from ....tensor import broadcast_shape, tensor, to_tensor
 
 PROPAGATE_NONE, PROPAGATE_ALL = 0, 0xFFFF      # tl.PropagateNan's values
+EX2_FTZ = ptx.decode("ex2.approx.ftz.f32")[2]   # the instruction exp2_ftz wraps, as inline assembly runs it
 
 
 def _fp32(name, *xs):
@@ -41,16 +43,7 @@ def round_f32_to_tf32(x, rounding):
     if rounding not in ("rn", "rna"):
         raise AssertionError('rounding must be "rn" or "rna"')
     (v,), shape = _fp32("round_f32_to_tf32", x)
-    bits = np.ascontiguousarray(v).view(np.uint32).astype(np.uint64)
-    low, kept = bits & 0x1FFF, bits & ~np.uint64(0x1FFF)
-    if rounding == "rn":
-        up = (low > 0x1000) | ((low == 0x1000) & ((kept >> np.uint64(13)) & np.uint64(1)).astype(bool))
-    else:
-        up = low >= 0x1000
-    out = np.where(up, kept + np.uint64(0x2000), kept)
-    special = (bits & np.uint64(0x7F800000)) == np.uint64(0x7F800000)
-    out = np.where(special, bits, out).astype(np.uint32).view(np.float32)
-    return tensor(out, D.float32, shape)
+    return tensor(round_to_tf32(v, rounding), D.float32, shape)
 
 
 def _xorsign(name, pick_nan, pick_number):
@@ -79,11 +72,7 @@ def exp2_ftz(x):
     """2**x in fp32, subnormal inputs and results flushed to zero (ex2.approx.ftz.f32; computed
     exactly here, within the instruction's error)."""
     (v,), shape = _fp32("exp2_ftz", x)
-    tiny = np.finfo(np.float32).tiny
-    v = np.where(np.abs(v) < tiny, np.float32(0), v)
-    with np.errstate(over="ignore"):
-        out = np.exp2(v).astype(np.float32)
-    return tensor(np.where(out < tiny, np.float32(0), out), D.float32, shape)
+    return tensor(EX2_FTZ(v), D.float32, shape)
 
 
 def _bits(t: tensor, width: int) -> np.ndarray:
