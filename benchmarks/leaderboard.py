@@ -6,7 +6,7 @@ and shapes written in the same format (minitriton.replay.export_cache).  Every t
 landscape only through the Replay device (ours) or Kernel Tuner's simulation mode and the file
 (the peers, benchmarks/peers.py), on the same files and seeds, in this one process tree.
 
-Tuners: ours (random, autotvm, ansor, bayes, bayes_ansor, portfolio, tpe, bayes_tpe, and the default,
+Tuners: ours (random, autotvm, ansor, bayes, bayes_ansor, portfolio, tpe, tpe_multivariate, bayes_tpe, and the default,
 autotune.tuners.default_tuner for the landscape's space); Kernel Tuner 1.5's strategies and
 Optuna's TPE sampler where the optional `bench` extra is installed.
 
@@ -55,7 +55,7 @@ from minitriton.hypogpu import oracle
 from minitriton.replay import Replay, export_cache
 
 BUDGETS = (25, 50, 100, 200, 400)
-OURS = ("random", "autotvm", "ansor", "bayes", "bayes_ansor", "portfolio", "tpe", "bayes_tpe")
+OURS = ("random", "autotvm", "ansor", "bayes", "bayes_ansor", "portfolio", "tpe", "tpe_multivariate", "bayes_tpe")
 DEFAULT = "default"
 # HypoGPU's landscapes: (kernel, shape) -> the exact oracle time of every point, as a cache file
 HYPOGPU = (("matmul", "wgrad"), ("matmul", "decode"), ("matmul", "prefill_qkv"),

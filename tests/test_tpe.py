@@ -1,12 +1,14 @@
-"""The tree-structured Parzen estimator (tuners/tpe.py) and the default that alternates it with
-the Gaussian process (tuners/alternating.py), on test_tuners' recorded 216-config matmul space."""
+"""The tree-structured Parzen estimator (tuners/tpe.py), its multivariate form
+(tuners/tpe_multivariate.py) and the default that alternates the GP with TPE
+(tuners/alternating.py), on test_tuners' recorded 216-config matmul space."""
 import math
 
 import numpy as np
+import pytest
 
 from autotune import tune
 from autotune.records import Record
-from autotune.tuners import BayesTPETuner, TPETuner
+from autotune.tuners import BayesTPETuner, MultivariateTPETuner, TPETuner
 from autotune.tuners.bayes import BayesTuner
 
 from tests.test_tuners import SPACE, TIMES, Replay, ReplayTask
@@ -16,9 +18,39 @@ def record(config, time):
     return Record(config, [float(time)]) if math.isfinite(time) else Record(config, [], "failed")
 
 
-def test_tpe_proposes_near_the_fast_configs():
-    """After 40 random configs, each of TPE's proposals agrees with one of the fastest four in
-    more knobs than a random config does (its density is a mixture of kernels around them)."""
+def test_tpe_draws_the_levels_that_the_fast_configs_share():
+    """After 40 random configs, TPE's proposals take each knob's level from the fastest few far
+    more often than a random config does."""
+    rng = np.random.default_rng(0)
+    valid = np.flatnonzero(np.isfinite(TIMES))
+    start = rng.choice(valid, 40, replace=False)
+    fast = [SPACE.config(int(i)).all_kwargs() for i in start[np.argsort(TIMES[start])][:4]]
+
+    def shared(configs):      # per config: knobs whose level one of the fast four has
+        return np.mean([sum(any(c.all_kwargs()[k] == f[k] for f in fast) for k in SPACE.names) for c in configs])
+
+    tuner = TPETuner(space=SPACE, seed=0)
+    tuner.update([record(SPACE.config(int(i)), TIMES[i]) for i in start])
+    proposed = tuner.next_batch(20)
+    assert len(set(proposed)) == 20 and not set(proposed) & {SPACE.config(int(i)) for i in start}
+    others = [SPACE.config(int(i)) for i in rng.choice(np.setdiff1d(valid, start), 200)]
+    assert shared(proposed) > shared(others) + 0.5
+
+
+@pytest.mark.parametrize("tuner", ["tpe", "tpe_multivariate"])
+def test_tpe_finds_the_best_sooner_than_random_sampling(tuner):
+    """Within 60 of the 216 configs TPE measures the best in at least 3 of 5 seeds (random
+    sampling: each seed with probability 60/216, 1.4 of 5 expected)."""
+    found = 0
+    for seed in range(5):
+        result = tune(ReplayTask(), tuner, budget=60, seed=seed, measurer=Replay(), remeasure=False)
+        found += result.best_time == TIMES.min()
+    assert found >= 3
+
+
+def test_multivariate_tpe_proposes_near_the_fast_configs():
+    """After 40 random configs, each proposal agrees with one of the fastest four in more knobs
+    than a random config does: the good density is a mixture of kernels around them."""
     rng = np.random.default_rng(0)
     valid = np.flatnonzero(np.isfinite(TIMES))
     start = rng.choice(valid, 40, replace=False)
@@ -27,7 +59,7 @@ def test_tpe_proposes_near_the_fast_configs():
     def agreement(configs):   # per config: knobs it shares with the fast config nearest to it
         return np.mean([max(sum(c.all_kwargs()[k] == f[k] for k in SPACE.names) for f in fast) for c in configs])
 
-    tuner = TPETuner(space=SPACE, seed=0)
+    tuner = MultivariateTPETuner(space=SPACE, seed=0)
     tuner.update([record(SPACE.config(int(i)), TIMES[i]) for i in start])
     proposed = tuner.next_batch(20)
     assert len(set(proposed)) == 20 and not set(proposed) & {SPACE.config(int(i)) for i in start}
@@ -36,10 +68,10 @@ def test_tpe_proposes_near_the_fast_configs():
 
 
 def test_a_measured_config_drawn_again_counts_once_more():
-    """When the best candidate is a config already measured, it is kept as one more observation
-    (Optuna does the same with a cached objective) and the search draws again: the good density
-    sharpens around what keeps winning, and every proposal is still a config not measured."""
-    tuner = TPETuner(space=SPACE, seed=1)
+    """When the multivariate TPE's best candidate is a config already measured, it is kept as one
+    more observation (Optuna does the same with a cached objective) and the search draws again:
+    every proposal is still a config not measured."""
+    tuner = MultivariateTPETuner(space=SPACE, seed=1)
     measured = set()
     for config in [SPACE.config(int(i)) for i in np.flatnonzero(np.isfinite(TIMES))[:12]]:
         tuner.update([record(config, TIMES[SPACE.flat_index(config)])])
@@ -50,16 +82,6 @@ def test_a_measured_config_drawn_again_counts_once_more():
         measured.add(config)
         tuner.update([record(config, TIMES[SPACE.flat_index(config)])])
     assert tuner.again and set(tuner.again) <= set(tuner.times)
-
-
-def test_tpe_finds_the_best_sooner_than_random_sampling():
-    """Within 60 of the 216 configs TPE measures the best in at least 3 of 5 seeds (random
-    sampling: each seed with probability 60/216, 1.4 of 5 expected)."""
-    found = 0
-    for seed in range(5):
-        result = tune(ReplayTask(), "tpe", budget=60, seed=seed, measurer=Replay(), remeasure=False)
-        found += result.best_time == TIMES.min()
-    assert found >= 3
 
 
 def test_the_gp_and_tpe_take_turns_and_each_is_told_every_measurement():

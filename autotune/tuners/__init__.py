@@ -17,11 +17,12 @@ from .bayes import BayesTuner
 from .staged import StagedTuner, BayesAnsorTuner
 from .portfolio import PortfolioTuner
 from .tpe import TPETuner
+from .tpe_multivariate import MultivariateTPETuner
 from .alternating import AlternatingTuner, BayesTPETuner
 
 TUNERS = {"exhaustive": ExhaustiveTuner, "random": RandomTuner, "grid": GridTuner, "autotvm": AutoTVMTuner, "ansor": AnsorTuner,
           "bayes": BayesTuner, "bayes_ansor": BayesAnsorTuner, "portfolio": PortfolioTuner,
-          "tpe": TPETuner, "bayes_tpe": BayesTPETuner}
+          "tpe": TPETuner, "tpe_multivariate": MultivariateTPETuner, "bayes_tpe": BayesTPETuner}
 
 
 SMALL_SPACE = 500_000  # points (listed ones, else the product's) a GP holds cheaply: 460K took 57 s, under 1 GB

@@ -19,7 +19,8 @@ within two points of the best of Kernel Tuner's and Optuna's strategies at 51 of
 budget) points against 43.  Checked on the held-out half (dedispersion, GEMM, HypoGPU's decode
 and prefill matmuls and row sum; 5 seeds): 0.775 against 0.751, within two points of the best
 peer at 49 of 50 points against 44.  benchmarks/leaderboard.py has every landscape and tuner.
-Since 2026-12-06 the TPE member is the multivariate form (tpe.py says what it changed and where).
+The multivariate TPE (tpe_multivariate.py) as the TPE member was measured on 2026-12-06 and is
+not the default yet; that module's docstring has the numbers.
 
 Tried and not taken (2026-12-05): every turn to the GP while the team has found nothing faster
 for 40 measurements (the GP alone reaches the 4-config optimum of convolution on the W6600 in 11

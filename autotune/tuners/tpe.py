@@ -1,51 +1,39 @@
 """Tree-structured Parzen estimator: a density of the good configs against one of the rest.
 
-Bergstra et al. (NeurIPS 2011), in the multivariate form Optuna 5 uses by default for one
-objective (a kernel density per observation over all knobs, as in BOHB, Falkner et al. 2018).
-Split the observations into the fastest few (`good`: a tenth of them, at most GOOD_AT_MOST) and
-the rest.  Model each as a mixture of one kernel per observation plus one uniform component:
-per knob, the observation's own level weighs 1 + a and every level a, with a = PRIOR / (n + 1).
-Then draw DRAWS candidates from the good mixture (a component, then each knob kept or moved to
-another level), and measure the one where good is most likely relative to the rest.
+Bergstra et al. (NeurIPS 2011), in the independent form: Hyperopt's default, and Optuna's until
+its multivariate form became the default.  Split the
+configs measured so far into the fastest few (`good`: a tenth of them, at most GOOD_AT_MOST)
+and the rest; model each as a product over knobs of a smoothed histogram of their levels; then
+draw a handful of candidates from the good density and measure the one where good is most
+likely relative to the rest.  Unlike a Gaussian process it assumes nothing about distance
+between levels and nothing about how knobs interact, so a jagged landscape or one whose fast
+region is a corner of a few knobs does not mislead it, and each proposal costs microseconds.
+Where the GP tends to settle on its hill, the draws from the good density keep proposing
+other combinations of the levels that fast configs share.
 
-Like the independent form, it assumes nothing about distance between levels, so a jagged
-landscape does not mislead it, and a proposal costs well under a millisecond.  Unlike it, a
-draw stays near one fast config with a knob or two changed, instead of mixing levels that
-different fast configs have.  That matters where the optimum is a corner of knobs that only
-work together.  On a tall, thin matmul (HypoGPU 8192x128x4096) the best tiles are 128x128 with
-K steps of 64 and five stages, and half of the 128x128 configs fail for shared memory.  There
-the independent form kept combining 128-wide tiles with levels that fail or crawl.
+tpe_multivariate.py is the multivariate form (one kernel per observation over all knobs, Optuna
+5's default), measured there against this one.
 
-A measured config that wins the draw again counts as one more observation, and the search
-draws again (Optuna does the same when the objective is cached).  The good density then
-sharpens around what keeps winning.  Candidates are drawn as levels and kept only if they are
-points of the space (a recorded landscape keeps a few per cent of its knobs' product).
+Drawing from the good density is done over the valid candidate rows themselves (each free row
+weighed by its density), so a recorded landscape's restrictions cost no wasted draws: Optuna
+proposes from the knobs' product and has to skip the points outside the space.
 
-Measured (8 seeds unless said, 200 measurements, the score of Willemsen et al.), against the
-independent form:
-- TPE alone: the tall matmul 0.152 -> 0.482; the development landscapes (convolution on seven
-  GPUs, pnpoly on three, HypoGPU's wgrad and conv2d) 0.439 -> 0.463.
-- The default that takes turns with the GP (alternating.py), development landscapes: 0.673 ->
-  0.635 on seeds 0-7, 0.613 -> 0.630 on 16 fresh seeds (8-23).  The tall matmul (16 seeds):
-  0.369 -> 0.527, 88.9 % -> 97.9 % of the optimum after 200.
-- Checked on 21 landscapes no setting was chosen on (benchmarks/held_out.py's, the tall matmul
-  left out; the leaderboard's dedispersion, GEMM, and HypoGPU decode, prefill and row sum):
-  0.721 -> 0.732.  Better on 9 of them and worse on 12; by more than a tenth only matmul
-  `lora_a` (+0.15), `prefill_ffn_down` (+0.29), HypoGPU's prefill (+0.16), the 64x65536 row sum
-  (+0.12) and GEMM on the Titan (-0.15).
-- pnpoly on the Titan, which decided the experiments below, scored 0.515 with the independent
-  form on seeds 0-7 and 0.311 on seeds 8-23: eight seeds do not rank tuners there.
+Tried and not taken (2026-12-05): Optuna 5's smoothing, where each measured config's kernel keeps
+prior/(n+1) on every level and the prior is one more uniform component (here a level seen once
+among three good configs is 1.8 times as likely as an unseen one, against 6 times with counts
+plus one pseudo-count).  On the development landscapes (convolution on seven GPUs, pnpoly on
+three, HypoGPU's wgrad and conv2d; 8 seeds, 200 measurements) TPE alone rose from 0.439 to 0.490,
+but the default that takes turns with the GP fell from 0.673 to 0.569 (pnpoly on the 3060 and
+the Titan from 0.80 and 0.52 to 0.18 and 0.14): the flatter density takes TPE's turns away from
+the corner the GP is closing in on.
 
-Earlier experiments, on the independent form:
-- Tried and not taken (2026-12-05): Optuna 5's smoothing alone (the kernel above, still one
-  histogram per knob).  TPE alone rose from 0.439 to 0.490 on the development landscapes, but
-  the default fell from 0.673 to 0.569 (pnpoly on the 3060 and the Titan from 0.80 and 0.52 to
-  0.18 and 0.14).
-- Tried and not taken (2026-12-06): leaving failed configs out of both densities, as Optuna
-  leaves failed trials out.  On the tall matmul, TPE alone rose from 0.152 to 0.274 and the
-  default from 0.322 to 0.381.  On the development landscapes the default fell from 0.673 to
-  0.627 (pnpoly on the 3060 from 0.80 to 0.66, the Titan from 0.52 to 0.38).  Failures still
-  count among the slow configs.
+Tried and not taken (2026-12-06): leaving failed configs out of both densities, as Optuna leaves
+failed trials out.  On the tall, thin matmul where every tuner of ours stops near 88 % (HypoGPU
+8192x128x4096, whose best region borders configs that fail for shared memory; 8 seeds, 200
+measurements) TPE alone rose from 0.152 to 0.274 and the default from 0.322 to 0.381, but on the
+development landscapes the default fell from 0.673 to 0.627 (pnpoly on the 3060 from 0.80 to
+0.66, the Titan from 0.52 to 0.38): where configs fail, counting them among the slow ones keeps
+TPE out of regions that waste measurements.
 """
 from __future__ import annotations
 
@@ -56,13 +44,10 @@ import numpy as np
 from .local import LocalTuner
 
 INITIAL = 10          # random configs before the densities
-GOOD_SHARE = 0.1      # of the observations that are "good" (at least one)
+GOOD_SHARE = 0.1      # of the measured configs that are "good" (at least one)
 GOOD_AT_MOST = 25
-PRIOR = 1.0           # weight of the uniform component of each density, and the spread of every kernel
+PRIOR = 1.0           # pseudo-count spread evenly over each knob's levels
 DRAWS = 24            # candidates drawn from the good density per proposal
-BATCH = 256           # levels drawn at a time when looking for candidates that are points of the space
-ATTEMPTS = 40         # such batches at most (a space that keeps few of its knobs' product)
-REDRAWS = 50          # proposals that may land on measured configs before a random free one
 
 
 class TPETuner(LocalTuner):
@@ -70,73 +55,33 @@ class TPETuner(LocalTuner):
     proposes by the densities instead."""
     name = "tpe"
 
-    def __init__(self, space=None, configs=None, seed=0):
-        super().__init__(space, configs, seed)
-        self.again: list = []    # measured rows the search drew once more: each one more observation
-
-    def _kernel_spread(self, n):
-        """Per knob, log of a level's weight in an observation's kernel (its own level, any
-        other), for n observations: each level gets PRIOR / (n + 1), its own 1 more."""
-        sizes = np.array([len(d) for d in self.cands.domains], float)
-        a = PRIOR / (n + 1)
-        norm = np.log1p(sizes * a)
-        return np.log1p(a) - norm, math.log(a) - norm, sizes
-
-    def _log_density(self, rows, at) -> np.ndarray:
-        """log of the mixture over the observations `rows` (weight 1 each) and one uniform
-        component (weight PRIOR) at candidate rows `at`."""
-        n = len(rows)
-        own, other, sizes = self._kernel_spread(n)
-        levels = self.cands.pos[at]
-        parts = np.empty((len(at), n + 1))
-        if n:
-            same = levels[:, None, :] == self.cands.pos[rows][None, :, :]
-            parts[:, :n] = other.sum() + (same * (own - other)).sum(-1)
-        parts[:, n] = -np.log(sizes).sum() + math.log(PRIOR)
-        top = parts.max(1, keepdims=True)
-        return (top + np.log(np.exp(parts - top).sum(1, keepdims=True)))[:, 0] - math.log(n + PRIOR)
-
-    def _draw(self, rows) -> np.ndarray:
-        """Up to DRAWS rows drawn from the mixture over `rows`: a component by weight, then per
-        knob its own level with the kernel's chance, else another level; levels that are no
-        point of the space are drawn again."""
-        n = len(rows)
-        own, _, sizes = self._kernel_spread(n)
-        keep = np.exp(own)
-        weights = np.r_[np.ones(n), PRIOR] / (n + PRIOR)
-        found: list = []
-        for _ in range(ATTEMPTS):
-            comp = self.rng.choice(n + 1, size=BATCH, p=weights)
-            uniform = (self.rng.random((BATCH, sizes.size)) * sizes).astype(np.int64)
-            base = self.cands.pos[rows[np.minimum(comp, n - 1)]] if n else uniform
-            shift = (self.rng.random((BATCH, sizes.size)) * (sizes - 1)).astype(np.int64)
-            moved = shift + (shift >= base)                                    # any level but its own
-            levels = np.where(self.rng.random((BATCH, sizes.size)) < keep, base, moved)
-            levels = np.where((comp == n)[:, None], uniform, levels)
-            found += [r for r in map(self.cands.row_at, levels.tolist()) if r is not None]
-            if len(found) >= DRAWS:
-                break
-        return np.array(found[:DRAWS], np.int64)
+    def _log_density(self, rows, free) -> np.ndarray:
+        """log of the product over knobs of each level's smoothed share among `rows`, at `free`."""
+        pos = self.cands.pos
+        out = np.zeros(free.size)
+        for j, domain in enumerate(self.cands.domains):
+            counts = np.bincount(pos[rows, j], minlength=len(domain)) + PRIOR / len(domain)
+            out += np.log(counts / counts.sum())[pos[free, j]]
+        return out
 
     def propose(self):
-        """One free row, or None when none is left."""
-        if len(self.taken) >= len(self.cands):
+        """One free row (in ascending order of rows, `free`), or None when none is left."""
+        taken = np.zeros(len(self.cands), bool)
+        taken[list(self.taken)] = True
+        free = np.flatnonzero(~taken)
+        if free.size == 0:
             return None
-        if len(self.times) < INITIAL:
-            return self.random_free()
-        for _ in range(REDRAWS):
-            rows = np.fromiter(list(self.times) + self.again, np.int64)
-            speed = np.array([self.times[r] for r in rows.tolist()])
-            order = rows[np.argsort(speed, kind="stable")]
-            finite = int(np.isfinite(speed).sum())
-            n_good = max(1, min(GOOD_AT_MOST, math.ceil(GOOD_SHARE * rows.size), finite))
-            good, rest = order[:n_good], order[n_good:]
-            draws = [r for r in self._draw(good).tolist() if r in self.times or r not in self.taken]
-            if not draws:                # (a config proposed in this batch and not yet measured is left out)
-                break
-            at = np.array(draws, np.int64)
-            r = draws[int(np.argmax(self._log_density(good, at) - self._log_density(rest, at)))]
-            if r not in self.taken:
-                return r
-            self.again.append(r)
-        return self.random_free()
+        measured = np.fromiter(self.times, np.int64, len(self.times))
+        if measured.size < INITIAL:
+            return int(self.rng.choice(free))
+        speed = np.array([self.times[r] for r in measured.tolist()])
+        order = measured[np.argsort(speed, kind="stable")]
+        finite = int(np.isfinite(speed).sum())
+        n_good = max(1, min(GOOD_AT_MOST, math.ceil(GOOD_SHARE * measured.size), finite))
+        good, rest = order[:n_good], order[n_good:]
+        log_good = self._log_density(good, free)
+        weights = np.exp(log_good - log_good.max())
+        draws = self.rng.choice(free, size=min(DRAWS, free.size), replace=False, p=weights / weights.sum())
+        at = np.searchsorted(free, draws)
+        score = log_good[at] - self._log_density(rest, draws)
+        return int(draws[int(np.argmax(score))])
