@@ -18,22 +18,29 @@ def record(config, time):
     return Record(config, [float(time)]) if math.isfinite(time) else Record(config, [], "failed")
 
 
-def test_tpe_draws_the_levels_that_the_fast_configs_share():
-    """After 40 random configs, TPE's proposals take each knob's level from the fastest few far
-    more often than a random config does."""
+def proposals_after_forty(cls):
+    """20 proposals of `cls` after 40 random configs, 200 random configs not among those 40, and
+    the knobs of the fastest four of them."""
     rng = np.random.default_rng(0)
     valid = np.flatnonzero(np.isfinite(TIMES))
     start = rng.choice(valid, 40, replace=False)
     fast = [SPACE.config(int(i)).all_kwargs() for i in start[np.argsort(TIMES[start])][:4]]
-
-    def shared(configs):      # per config: knobs whose level one of the fast four has
-        return np.mean([sum(any(c.all_kwargs()[k] == f[k] for f in fast) for k in SPACE.names) for c in configs])
-
-    tuner = TPETuner(space=SPACE, seed=0)
+    tuner = cls(space=SPACE, seed=0)
     tuner.update([record(SPACE.config(int(i)), TIMES[i]) for i in start])
     proposed = tuner.next_batch(20)
     assert len(set(proposed)) == 20 and not set(proposed) & {SPACE.config(int(i)) for i in start}
     others = [SPACE.config(int(i)) for i in rng.choice(np.setdiff1d(valid, start), 200)]
+    return proposed, others, fast
+
+
+def test_tpe_draws_the_levels_that_the_fast_configs_share():
+    """After 40 random configs, TPE's proposals take each knob's level from the fastest few far
+    more often than a random config does."""
+    proposed, others, fast = proposals_after_forty(TPETuner)
+
+    def shared(configs):      # per config: knobs whose level one of the fast four has
+        return np.mean([sum(any(c.all_kwargs()[k] == f[k] for f in fast) for k in SPACE.names) for c in configs])
+
     assert shared(proposed) > shared(others) + 0.5
 
 
@@ -51,19 +58,11 @@ def test_tpe_finds_the_best_sooner_than_random_sampling(tuner):
 def test_multivariate_tpe_proposes_near_the_fast_configs():
     """After 40 random configs, each proposal agrees with one of the fastest four in more knobs
     than a random config does: the good density is a mixture of kernels around them."""
-    rng = np.random.default_rng(0)
-    valid = np.flatnonzero(np.isfinite(TIMES))
-    start = rng.choice(valid, 40, replace=False)
-    fast = [SPACE.config(int(i)).all_kwargs() for i in start[np.argsort(TIMES[start])][:4]]
+    proposed, others, fast = proposals_after_forty(MultivariateTPETuner)
 
     def agreement(configs):   # per config: knobs it shares with the fast config nearest to it
         return np.mean([max(sum(c.all_kwargs()[k] == f[k] for k in SPACE.names) for f in fast) for c in configs])
 
-    tuner = MultivariateTPETuner(space=SPACE, seed=0)
-    tuner.update([record(SPACE.config(int(i)), TIMES[i]) for i in start])
-    proposed = tuner.next_batch(20)
-    assert len(set(proposed)) == 20 and not set(proposed) & {SPACE.config(int(i)) for i in start}
-    others = [SPACE.config(int(i)) for i in rng.choice(np.setdiff1d(valid, start), 200)]
     assert agreement(proposed) > agreement(others) + 0.4
 
 
