@@ -42,6 +42,17 @@ def data_ptr(array: np.ndarray) -> int:
     return int(array.__array_interface__["data"][0])
 
 
+def registered_array(address: int) -> np.ndarray | None:
+    """The bytes from `address` to the end of the array registered by data_ptr that holds it
+    (host code that fills memory it was given only the address of), or None."""
+    for ref, lo, hi in list(_registered.values()):
+        a = ref()
+        if a is not None and lo <= address < hi:
+            flat, _ = flat_view("array", a)
+            return flat.view(np.uint8)[address - lo:] if flat.flags.c_contiguous else None
+    return None
+
+
 class MixedBuffer:
     """The 'argument' of pointers that may address any array of the launch (see module doc)."""
 

@@ -10,12 +10,14 @@ import numpy as np
 
 from . import descriptors
 from .tools.tensor_descriptor import TensorDescriptor
+from .tools.experimental_descriptor import TmaDescKernelParam
 
 
 def flat(bound: dict, constexprs) -> dict:
     """The arguments with every tuple argument (not a constexpr one) replaced by its members,
     named `name[i]` (nested: `name[i][j]`), and a host tensor descriptor by its array, shape and
-    strides (`name.base`, `name.shape[i]`, ...), so that each is bound as an argument is."""
+    strides (`name.base`, `name.shape[i]`, ...), and a TMA descriptor of Triton 3.1 by the array of
+its bytes, so that each is bound as an argument is."""
     out = {}
 
     def add(name, a):
@@ -27,6 +29,8 @@ def flat(bound: dict, constexprs) -> dict:
             for what in ("shape", "strides"):
                 for i, x in enumerate(getattr(a, what)):
                     out[f"{name}.{what}[{i}]"] = int(x)
+        elif isinstance(a, TmaDescKernelParam):   # Triton 3.1's nvTmaDesc: a pointer to its bytes here
+            out[name] = a.desc
         else:
             out[name] = a
     for name, a in bound.items():

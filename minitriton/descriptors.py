@@ -13,15 +13,26 @@ A descriptor also comes from the host: `TensorDescriptor(array, shape, strides, 
 (minitriton.tools.tensor_descriptor) passed as a kernel argument arrives here as one.  Triton's
 checks apply: 1 to 5 dimensions, block sizes powers of 2 with at least 16 bytes in the last
 dimension, a contiguous last dimension, no NaN padding of integers.
+
+Triton 3.1 to 3.3 had an older form, kept here for the kernels written against it: a descriptor
+is 128 bytes in memory (made on the host by minitriton.tools.experimental_descriptor, or by a
+kernel with `tl.extra.cuda.experimental_device_tensormap_create1d/2d`), and
+`tl._experimental_descriptor_load(desc_pointer, offsets, shape, dtype)`,
+`tl._experimental_descriptor_store(desc_pointer, value, offsets)` and
+`tl._experimental_reinterpret_tensor_descriptor(desc_pointer, block_shape, dtype)` read those
+bytes each time and act as the tensor descriptor they describe.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from .dtypes import constexpr_value
-from . import atomics, block_ptr, memory
+from . import addresses, atomics, block_ptr, memory
 from . import dtypes as D
 from .tensor import tensor, to_tensor
 from .shapes import broadcast_to
 from .creation import arange
+from .tools import experimental_descriptor as tma
 
 PADDINGS = ("zero", "nan")
 
@@ -176,3 +187,90 @@ def store_tensor_descriptor(desc, offsets, value):
     if not isinstance(desc, tensor_descriptor):
         raise TypeError(f"tl.store_tensor_descriptor needs a tensor descriptor, got {desc!r}")
     return desc.store(offsets, value)
+
+
+# -- Triton 3.1-3.3's descriptors in memory (module doc) ------------------------------------
+def _scalar(values: np.ndarray, dtype):
+    """A Python int when every program has the same value, else a scalar per program."""
+    if (values == values[0]).all():
+        return int(values[0])
+    return tensor(values.astype(dtype.np), dtype, ())
+
+
+def _byte_pointer(p) -> bool:
+    return isinstance(p, tensor) and p.buf is not None and not p.shape and p.dtype.element_ty in (D.int8, D.uint8)
+
+
+def _desc_bytes(desc_pointer, what) -> np.ndarray:
+    if not _byte_pointer(desc_pointer):
+        raise TypeError(f"{what}: desc_pointer must be a scalar pointer to the descriptor's bytes (a TMA descriptor "
+                        f"argument, or an int8/uint8 array), got {desc_pointer!r}")
+    return np.asarray(memory.load(desc_pointer + arange(0, tma.TMA_DESC_SIZE)).v)
+
+
+def _experimental_reinterpret_tensor_descriptor(desc_ptr, block_shape, dtype):
+    """The tensor descriptor the 128 bytes at `desc_ptr` describe, moving `block_shape` blocks of
+    `dtype`.  The block must be the one the descriptor was made for, and the element size its."""
+    return _described(desc_ptr, block_shape, dtype, "tl._experimental_reinterpret_tensor_descriptor")
+
+
+def _described(desc_ptr, block_shape, dtype, what):
+    dtype = constexpr_value(dtype)
+    if not isinstance(dtype, D.dtype) or isinstance(dtype, D.pointer_type):
+        raise TypeError(f"{what}: dtype must be an element type (tl.float16, ...), got {dtype!r}")
+    blocks = constexpr_value(block_shape)
+    blocks = [constexpr_value(b) for b in (blocks if isinstance(blocks, (list, tuple)) else [blocks])]
+    try:
+        w = tma.read(_desc_bytes(desc_ptr, what))
+    except ValueError as e:
+        raise ValueError(f"{what}: {e}") from None
+    rank, size = int(w[0, 2]), int(w[0, 3])
+    if not ((w[:, 2] == rank) & (w[:, 3] == size)).all() or not (w[:, 9:9 + rank] == w[0, 9:9 + rank]).all():
+        raise NotImplementedError(f"{what}: programs running together read descriptors of different ranks, element "
+                                  f"sizes or blocks")
+    made_for = w[0, 9:9 + rank].tolist()
+    if blocks != made_for:
+        raise ValueError(f"{what}: the block shape {blocks} is not the descriptor's {made_for}")
+    if max(dtype.bits // 8, 1) != size:
+        raise ValueError(f"{what}: {dtype} has {max(dtype.bits // 8, 1)}-byte elements, the descriptor {size}-byte ones")
+    address = tensor(w[:, 1].copy(), D.int64, ())
+    base = addresses.cast_to_pointer(address, D.pointer_type(dtype))
+    if not np.asarray(base.v).all():
+        raise ValueError(f"{what}: the descriptor's global address is in no array this launch can see: pass the array "
+                         f"as an argument too, or take its address with minitriton.data_ptr(array)")
+    dims = [_scalar(w[:, 4 + i], D.int32) for i in range(rank)]
+    strides = [1] * rank
+    for i in range(rank - 2, -1, -1):
+        strides[i] = strides[i + 1] * dims[i + 1]
+    return tensor_descriptor(base, dims, strides, made_for)
+
+
+def _experimental_descriptor_load(desc_pointer, offsets, shape, dtype):
+    return _described(desc_pointer, shape, dtype, "tl._experimental_descriptor_load").load(offsets)
+
+
+def _experimental_descriptor_store(desc_pointer, value, offsets):
+    value = to_tensor(value)
+    return _described(desc_pointer, list(value.shape), value.dtype, "tl._experimental_descriptor_store").store(
+        offsets, value)
+
+
+def write_descriptor(desc_ptr, global_address, load_size, global_size, element_ty, what):
+    """Write the 128 bytes of a descriptor at `desc_ptr` in each program (the device-side
+    creation of `tl.extra.cuda.experimental_device_tensormap_create1d/2d`)."""
+    if not isinstance(global_address, tensor) or global_address.buf is None or global_address.shape:
+        raise TypeError(f"{what}: global_address must be a scalar pointer, got {global_address!r}")
+    element_ty = constexpr_value(element_ty)
+    if not isinstance(element_ty, D.dtype) or isinstance(element_ty, D.pointer_type):
+        raise TypeError(f"{what}: element_ty must be an element type, got {element_ty!r}")
+    sizes = [np.asarray(to_tensor(constexpr_value(s)).v, np.int64).reshape(-1) for s in global_size]
+    blocks = [constexpr_value(b) for b in load_size]
+    addr = np.asarray(addresses.space().addresses(global_address), np.int64).reshape(-1)
+    rows = max([addr.size] + [s.size for s in sizes])
+    per_row = [tma.words(a, [int(s[r % s.size]) for s in sizes], blocks, max(element_ty.bits // 8, 1), what)
+               for r, a in enumerate(np.broadcast_to(addr, (rows,)).tolist())]
+    if not _byte_pointer(desc_ptr):
+        raise TypeError(f"{what}: desc_ptr must be a scalar pointer to int8/uint8 memory of at least "
+                        f"{tma.TMA_DESC_SIZE} bytes, got {desc_ptr!r}")
+    raw = np.stack(per_row).view(desc_ptr.dtype.element_ty.np)
+    memory.store(desc_ptr + arange(0, tma.TMA_DESC_SIZE), tensor(raw, desc_ptr.dtype.element_ty, (tma.TMA_DESC_SIZE,)))

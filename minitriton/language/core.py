@@ -28,7 +28,10 @@ from ..random import (philox, philox_impl, randint, randint4x, rand, rand4x, ran
 from ..memory import load, store
 from ..block_ptr import make_block_ptr, advance
 from ..descriptors import (make_tensor_descriptor, load_tensor_descriptor, store_tensor_descriptor,
-                           tensor_descriptor)
+                           tensor_descriptor, _experimental_descriptor_load, _experimental_descriptor_store,
+                           _experimental_reinterpret_tensor_descriptor)
+from ..descriptors import make_tensor_descriptor as _experimental_make_tensor_descriptor  # Triton 3.3's names
+from ..descriptors import tensor_descriptor as _experimental_tensor_descriptor
 from ..atomics import atomic_add, atomic_max, atomic_min, atomic_xchg, atomic_cas, atomic_and, atomic_or, atomic_xor
 from ..dot import dot
 from ..scaled_dot import dot_scaled

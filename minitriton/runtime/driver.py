@@ -6,9 +6,13 @@ from __future__ import annotations
 
 import dataclasses
 
+import numpy as np
+
 from ..hypogpu import A100
 from ..language.target_info import TARGET, GPUTarget
 from ..testing import do_bench
+from ..addresses import registered_array
+from ..tools import experimental_descriptor as tma
 
 WARP_SIZE = TARGET.warp_size
 
@@ -29,6 +33,30 @@ class _Utils:
         return {"multiprocessor_count": A100.sms, "max_shared_mem": A100.smem_per_block,
                 "max_num_regs": A100.regs_per_sm, "warpSize": WARP_SIZE,
                 "sm_clock_rate": int(A100.clock_hz / 1e3), "max_threads_per_block": A100.max_threads_per_block}
+
+    # Triton 3.0-3.3's host-side TMA descriptors: `desc` is a numpy array of bytes (3.0) or the
+    # address of one (3.1 on: an address from minitriton.data_ptr)
+    @staticmethod
+    def fill_1d_tma_descriptor(ptr, dim, block_dim, element_size, desc):
+        tma.fill(_descriptor_bytes(desc, "fill_1d_tma_descriptor"), ptr, [dim], [block_dim], element_size,
+                 "fill_1d_tma_descriptor")
+
+    @staticmethod
+    def fill_2d_tma_descriptor(ptr, dim1, dim0, block_dim1, block_dim0, element_size, desc):
+        tma.fill(_descriptor_bytes(desc, "fill_2d_tma_descriptor"), ptr, [dim1, dim0], [block_dim1, block_dim0],
+                 element_size, "fill_2d_tma_descriptor")
+
+
+def _descriptor_bytes(desc, what) -> np.ndarray:
+    if isinstance(desc, np.ndarray):
+        return desc
+    if isinstance(desc, (int, np.integer)) and not isinstance(desc, bool):
+        found = registered_array(int(desc))
+        if found is None:
+            raise ValueError(f"{what}: desc={int(desc):#x} is the address of no array minitriton knows: pass the "
+                             f"numpy array itself, or an address from minitriton.data_ptr(array)")
+        return found
+    raise TypeError(f"{what}: desc must be a numpy array of bytes or its address, got {type(desc).__name__}")
 
 
 class ActiveDriver:

@@ -9,9 +9,9 @@ Source: triton-lang/triton (MIT licence), the stored copy at commit
 7649d87cce6c12361bb9da234b9b227b2880b499.  Kernels unchanged; host code ours on numpy
 (bf16 and fp8 as ml_dtypes' types; torch.matmul -> numpy's in float32).  Run here though
 Triton skips them off their hardware: the scaled matmul (Triton runs it on CUDA and CDNA only)
-and the scatter pipeline (Blackwell only).  Not ported: `matmul_kernel_tma`, which uses
-`tl._experimental_descriptor_load`, an API Triton has since removed (the test takes it only on
-Hopper).
+and the scatter pipeline (Blackwell only), and `matmul_kernel_tma` (`test_pipeline_matmul`'s
+Hopper path, here its own test), through `tl._experimental_descriptor_load` and host-made TMA
+descriptors, the API of Triton 3.1-3.3 (minitriton/tools/experimental_descriptor.py).
 """
 import ml_dtypes
 import numpy as np
@@ -76,6 +76,31 @@ def matmul_kernel(  #
     mask_c = (offs_cm[:, None] < M) & (offs_cn[None, :] < N)
     output_ptrs = output_ptr + stride_cm * offs_cm[:, None] + stride_cn * offs_cn[None, :]
     tl.store(output_ptrs, accumulator, mask=mask_c)
+
+
+@triton.jit
+def matmul_kernel_tma(  #
+        a_ptr, b_ptr, output_ptr,  #
+        M, N, K,  #
+        BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,  #
+        NUM_STAGES: tl.constexpr):
+    pid = tl.program_id(axis=0)
+    num_pid_m = tl.cdiv(M, BLOCK_M)
+    pid_m = pid % num_pid_m
+    pid_n = pid // num_pid_m
+    offs_am = (pid_m * BLOCK_M) % M
+    offs_bn = (pid_n * BLOCK_N) % N
+    offs_am = tl.multiple_of(offs_am, BLOCK_M)
+    offs_bn = tl.multiple_of(offs_bn, BLOCK_N)
+    offs_k = 0
+    accumulator = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for _ in tl.range(0, tl.cdiv(K, BLOCK_K), num_stages=NUM_STAGES):
+        a = tl._experimental_descriptor_load(a_ptr, [offs_am, offs_k], [BLOCK_M, BLOCK_K], tl.float16)
+        b = tl._experimental_descriptor_load(b_ptr, [offs_k, offs_bn], [BLOCK_K, BLOCK_N], tl.float16)
+        accumulator = tl.dot(a, b, acc=accumulator)
+        offs_k += BLOCK_K
+    accumulator = accumulator.to(tl.float16)
+    tl._experimental_descriptor_store(output_ptr, accumulator, [offs_am, offs_bn])
 
 
 @triton.jit
@@ -225,6 +250,28 @@ def test_pipeline_matmul(scale, device):
     else:
         ref_out = (a.astype(np.float32) @ b.astype(np.float32)).astype(np.float16)
         np.testing.assert_allclose(ref_out.astype(np.float32), output.astype(np.float32), atol=1e-5, rtol=1e-3)
+
+
+def test_pipeline_matmul_tma(device):
+    # test_pipeline_matmul's Hopper path (use_tma): the operands and the result through Triton
+    # 3.1's host-made TMA descriptors
+    M, N, K = 512, 512, 128
+    BLOCK_M, BLOCK_N, BLOCK_K = 64, 64, 32
+    NUM_STAGES = 4
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((M, K)).astype(np.float16)
+    b = rng.standard_normal((K, N)).astype(np.float16)
+    output = np.empty((M, N), dtype=np.float16)
+    grid = (triton.cdiv(M, BLOCK_M) * triton.cdiv(N, BLOCK_N), 1)
+    a_tma = triton.tools.experimental_descriptor.create_2d_tma_descriptor(triton.data_ptr(a), M, K, BLOCK_M, BLOCK_K,
+                                                                          a.itemsize)
+    b_tma = triton.tools.experimental_descriptor.create_2d_tma_descriptor(triton.data_ptr(b), K, N, BLOCK_K, BLOCK_N,
+                                                                          b.itemsize)
+    output_tma = triton.tools.experimental_descriptor.create_2d_tma_descriptor(triton.data_ptr(output), M, N,
+                                                                               BLOCK_M, BLOCK_N, output.itemsize)
+    matmul_kernel_tma[grid](a_tma, b_tma, output_tma, M, N, K, BLOCK_M, BLOCK_N, BLOCK_K, NUM_STAGES=NUM_STAGES)
+    ref_out = (a.astype(np.float32) @ b.astype(np.float32)).astype(np.float16)
+    np.testing.assert_allclose(ref_out.astype(np.float32), output.astype(np.float32), atol=1e-5, rtol=1e-3)
 
 
 def test_pipeline_vecadd(device):
