@@ -11,6 +11,7 @@ import numpy as np
 from . import descriptors
 from .tools.tensor_descriptor import TensorDescriptor
 from .tools.experimental_descriptor import TmaDescKernelParam
+from .host import TensorWrapper
 
 
 def flat(bound: dict, constexprs) -> dict:
@@ -31,6 +32,8 @@ its bytes, so that each is bound as an argument is."""
                     out[f"{name}.{what}[{i}]"] = int(x)
         elif isinstance(a, TmaDescKernelParam):   # Triton 3.1's nvTmaDesc: a pointer to its bytes here
             out[name] = a.desc
+        elif isinstance(a, TensorWrapper):
+            out[name] = a.view
         else:
             out[name] = a
     for name, a in bound.items():

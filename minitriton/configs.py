@@ -21,10 +21,12 @@ LAUNCH_KNOBS = ("num_warps", "num_stages")
 class Config:
     """Meta-parameters for one launch: `Config({"BLOCK_M": 128, ...}, num_warps=4, num_stages=3)`."""
 
-    __slots__ = ("kwargs", "num_warps", "num_stages", "num_ctas", "maxnreg", "pre_hook", "ir_override")
+    __slots__ = ("kwargs", "num_warps", "num_stages", "num_ctas", "maxnreg", "pre_hook", "ir_override",
+                 "warp_spec")
 
     def __init__(self, kwargs: Mapping, num_warps: int = 4, num_stages: int = 3, num_ctas: int = 1,
-                 maxnreg=None, pre_hook=None, ir_override=None):
+                 maxnreg=None, pre_hook=None, ir_override=None, num_buffers_warp_spec: int = 0,
+                 num_consumer_groups: int = 0, reg_dec_producer: int = 0, reg_inc_consumer: int = 0):
         if not isinstance(kwargs, Mapping):
             raise TypeError(f"Config kwargs must be a mapping of meta-parameters, got {type(kwargs).__name__}")
         self.kwargs = dict(kwargs)
@@ -36,10 +38,19 @@ class Config:
         self.num_warps, self.num_stages, self.num_ctas = int(num_warps), int(num_stages), int(num_ctas)
         self.maxnreg, self.pre_hook = maxnreg, pre_hook
         self.ir_override = ir_override  # Triton's IR file replacing the compiled kernel: a launch refuses it
+        # Triton 3.2's warp-specialisation settings (Hopper's producer and consumer warp groups):
+        # how a GPU schedules the kernel, no value changes; kept, and passed to the launch if set
+        self.warp_spec = {name: v for name, v in (("num_buffers_warp_spec", num_buffers_warp_spec),
+                                                   ("num_consumer_groups", num_consumer_groups),
+                                                   ("reg_dec_producer", reg_dec_producer),
+                                                   ("reg_inc_consumer", reg_inc_consumer)) if v}
+        for name, v in self.warp_spec.items():
+            if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 0:
+                raise ValueError(f"Config: {name} must be an int >= 0, got {v!r}")
 
     def all_kwargs(self) -> dict:
         """Meta-parameters and launch options together, as passed to `kernel[grid](...)`."""
-        out = {**self.kwargs, "num_warps": self.num_warps, "num_stages": self.num_stages}
+        out = {**self.kwargs, "num_warps": self.num_warps, "num_stages": self.num_stages, **self.warp_spec}
         if self.ir_override is not None:
             out["ir_override"] = self.ir_override
         return out
@@ -49,7 +60,7 @@ class Config:
 
     def _key(self):
         return tuple(sorted(self.kwargs.items())) + (("num_warps", self.num_warps), ("num_stages", self.num_stages)) \
-            + ((("ir_override", self.ir_override),) if self.ir_override is not None else ())
+            + tuple(self.warp_spec.items()) + ((("ir_override", self.ir_override),) if self.ir_override is not None else ())
 
     def __eq__(self, other):
         return isinstance(other, Config) and self._key() == other._key()
@@ -59,7 +70,8 @@ class Config:
 
     def __repr__(self):
         inner = ", ".join(f"{k}: {v}" for k, v in self.kwargs.items())
-        extra = f", ir_override={self.ir_override!r}" if self.ir_override is not None else ""
+        extra = "".join(f", {k}={v}" for k, v in self.warp_spec.items())
+        extra += f", ir_override={self.ir_override!r}" if self.ir_override is not None else ""
         return f"Config({{{inner}}}, num_warps={self.num_warps}, num_stages={self.num_stages}{extra})"
 
     __str__ = __repr__

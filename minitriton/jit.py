@@ -21,7 +21,7 @@ import types
 
 import numpy as np
 
-from . import aggregates, binding, context, cooperative, counting, errors, knobs, lowering
+from . import aggregates, binding, context, cooperative, counting, errors, knobs, launch_hooks, lowering
 from . import dtypes as D
 from .addresses import AddressSpace
 from .storage import bind_buffers
@@ -35,7 +35,8 @@ from .ranges import Range
 # value: a launch takes them (a kernel written for one backend runs here unchanged) and they do nothing
 BACKEND_HINTS = ("cluster_dims", "waves_per_eu", "matrix_instr_nonkdim", "kpack", "schedule_hint",
                  "instruction_sched_variant", "allow_flush_denorm", "extern_libs", "sanitize_overflow",
-                 "ptx_options", "instrumentation_mode")
+                 "ptx_options", "instrumentation_mode", "num_buffers_warp_spec", "num_consumer_groups",
+                 "reg_dec_producer", "reg_inc_consumer")
 # `device` and `device_type` are Triton 2.x's launch arguments (its run() took them with `stream`);
 # kernels written then (lmdeploy's, vLLM's older ones) still pass them
 LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "enable_fp_fusion", "stream", "warmup",
@@ -380,15 +381,16 @@ class JITFunction:
         grid = self._grid(grid, bound)
         self.last_launch = dict(grid=grid, args=bound, num_warps=options.get("num_warps", 4),
                                 num_stages=options.get("num_stages", 3))
-        if math.prod(grid) == 0:
+        if not launch_hooks.compiled(self, bound, options, bool(options.get("warmup"))) or math.prod(grid) == 0:
             return None
         # Triton's warmup compiles without running; here the body runs once, as the first program,
         # and its writes are dropped: what Triton refuses when it compiles (a static_assert, a type
         # error) is refused by a warmup here too
         debug = options["debug"] if options.get("debug") is not None else self.options.get("debug")
+        entered = launch_hooks.enter(self, grid, bound, options)
         with context.debugging(knobs.runtime.debug if debug is None else debug):
             self._execute(bound, grid, options, check_only=bool(options.get("warmup")))
-        return None
+        launch_hooks.leave(entered)
 
     def warmup(self, *args, grid, **kwargs):
         """Triton's warmup: the kernel checked for these arguments (see run) and, as Triton returns
@@ -593,7 +595,5 @@ def one_program_at_a_time():
 
 
 def jit(fn=None, **options):
-    """Decorator: `@jit` or `@jit(debug=True, ...)` (options are accepted and kept)."""
-    if fn is None:
-        return lambda f: JITFunction(f, **options)
-    return JITFunction(fn, **options)
+    """Decorator: `@jit` or `@jit(debug=True, launch_metadata=..., ...)` (options are kept)."""
+    return (lambda f: JITFunction(f, **options)) if fn is None else JITFunction(fn, **options)

@@ -2,7 +2,8 @@
 own tests, which set them, run here.  A knob reads its environment variable until code sets it;
 `del` (or `reset()`) forgets what code set; `scope()` puts a group back as it was when the block
 ends.  Only knobs that mean something here exist: whether tuning results are printed or kept on
-disk, the listener told of each tuning, that kernels run in an interpreter, and debug mode.
+disk, the listener told of each tuning, that kernels run in an interpreter, debug mode, and the
+runtime's hooks (compilation, kernel load, launch enter and exit).
 """
 from __future__ import annotations
 
@@ -54,6 +55,29 @@ class plain:
         group.set_values.pop(self.name, None)
 
 
+class HookChain:
+    """Functions called in turn (Triton's launch and kernel-load hooks): `add` and `remove`
+    them, call the chain to call each (the exit chain in reverse, undoing as a stack does)."""
+
+    def __init__(self, reversed: bool = False):
+        self.calls: list = []
+        self.reversed = reversed
+
+    def add(self, func):
+        if not callable(func):
+            raise TypeError(f"a hook must be callable, got {func!r}")
+        if func not in self.calls:
+            self.calls.append(func)
+
+    def remove(self, func):
+        if func in self.calls:
+            self.calls.remove(func)
+
+    def __call__(self, *args, **kwargs):
+        for call in (self.calls[::-1] if self.reversed else list(self.calls)):
+            call(*args, **kwargs)
+
+
 class base_knobs:
     def __init__(self):
         self.set_values: dict = {}
@@ -91,6 +115,15 @@ class autotuning_knobs(base_knobs):
 class runtime_knobs(base_knobs):
     interpret = plain(True)                         # kernels always run in minitriton's interpreter
     debug = env_bool("TRITON_DEBUG")                # launches in debug mode: integer overflow is checked
+    # called as Triton calls them (minitriton/launch_hooks.py): a kernel's first launch with a new
+    # specialisation is its compilation, and loads it; every launch enters and exits
+    jit_cache_hook = plain(None)                    # before a compilation; returning True skips it
+    jit_post_compile_hook = plain(None)             # after one
+
+    def __init__(self):
+        super().__init__()
+        self.launch_enter_hook, self.launch_exit_hook = HookChain(), HookChain(reversed=True)
+        self.kernel_load_start_hook, self.kernel_load_end_hook = HookChain(), HookChain(reversed=True)
 
 
 autotuning = autotuning_knobs()

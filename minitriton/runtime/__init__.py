@@ -5,14 +5,15 @@ use by this module's `__getattr__`, as minitriton's own package does."""
 from ..configs import Config
 from ..errors import InterpreterError
 from ..hypogpu import OutOfResources
-from ..host import reinterpret
-from ..jit import JITFunction, jit
+from ..host import reinterpret, TensorWrapper
+from ..jit import JITFunction
+from . import errors, jit       # the modules, as in Triton (`triton.runtime.jit.TensorWrapper`)
 from .driver import driver
 
 _TUNER_NAMES = {"Autotuner": "RuntimeAutotuner", "Heuristics": "Heuristics", "autotune": "autotune",
                 "heuristics": "heuristics"}
 
-__all__ = ["Config", "InterpreterError", "OutOfResources", "JITFunction", "jit", "reinterpret", "driver",
+__all__ = ["Config", "InterpreterError", "OutOfResources", "JITFunction", "reinterpret", "TensorWrapper", "driver",
            *_TUNER_NAMES]
 
 

@@ -5,6 +5,7 @@ size; arrays live on the host, so the active device is the CPU's (index 0)."""
 from __future__ import annotations
 
 import dataclasses
+import time
 
 import numpy as np
 
@@ -59,8 +60,68 @@ def _descriptor_bytes(desc, what) -> np.ndarray:
     raise TypeError(f"{what}: desc must be a numpy array of bytes or its address, got {type(desc).__name__}")
 
 
+class _Event:
+    """A timing event on the host clock (torch.cuda.Event's record / elapsed_time, in ms)."""
+
+    def __init__(self, enable_timing: bool = False, **_):
+        self.enable_timing, self.t = enable_timing, None
+
+    def record(self, stream=None):
+        self.t = time.perf_counter()
+
+    def synchronize(self):
+        pass
+
+    def elapsed_time(self, end: "_Event") -> float:
+        if self.t is None or end.t is None:
+            raise RuntimeError("elapsed_time: both events must have been recorded")
+        return (end.t - self.t) * 1e3
+
+
+class _DeviceInterface:
+    """What `driver.active.get_device_interface()` gives (torch.cuda on a GPU), for benchmarking
+    code of one's own: launches here finish before they return, so there is nothing to wait for,
+    and events read the host's clock."""
+    Event = _Event
+
+    @staticmethod
+    def synchronize(device=None):
+        pass
+
+    @staticmethod
+    def current_device() -> int:
+        return 0
+
+    @staticmethod
+    def device_count() -> int:
+        return 1
+
+    @staticmethod
+    def set_device(device):
+        if device not in (0, "cpu"):
+            raise ValueError(f"set_device: there is one device (0), got {device!r}")
+
+
+# what `get_empty_cache_for_benchmark` gives for `clear_cache` to overwrite between timings: Triton
+# takes 256 MB, several times a GPU's L2; a CPU's last-level cache is tens of MB, so 64 MB flushes it
+FLUSH_BYTES = 64 << 20
+
+
 class ActiveDriver:
     utils = _Utils()
+
+    def get_current_stream(self, device=None) -> int:
+        """The stream launches go to: there is one, and it is 0."""
+        return 0
+
+    def get_device_interface(self):
+        return _DeviceInterface()
+
+    def get_empty_cache_for_benchmark(self) -> np.ndarray:
+        return np.empty(FLUSH_BYTES // 4, np.int32)
+
+    def clear_cache(self, cache: np.ndarray):
+        cache.fill(0)
 
     def get_current_target(self) -> GPUTarget:
         return TARGET

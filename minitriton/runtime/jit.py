@@ -1,6 +1,6 @@
 """`triton.runtime.jit`: where code written for Triton imports the JIT from (`from triton.runtime.jit
 import JITFunction`, for isinstance checks and decorators of its own)."""
-from ..host import reinterpret
+from ..host import reinterpret, TensorWrapper
 from ..jit import JITFunction, jit
 
-__all__ = ["JITFunction", "jit", "reinterpret"]
+__all__ = ["JITFunction", "jit", "reinterpret", "TensorWrapper"]
