@@ -51,7 +51,7 @@ def _type_of(value, unspecialized: bool) -> str:
         aligned = value.__array_interface__["data"][0] % 16 == 0
         return f"*{value.dtype.str}" + ("D" if aligned and not unspecialized else "")
     if isinstance(value, (bool, np.bool_)):
-        return "i1"
+        return "u1"
     if isinstance(value, (int, np.integer)):
         kind = "i32" if -2 ** 31 <= value < 2 ** 31 else "i64" if -2 ** 63 <= value < 2 ** 63 else "u64"
         if unspecialized:
