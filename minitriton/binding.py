@@ -8,7 +8,7 @@ import functools
 
 import numpy as np
 
-from . import descriptors
+from . import addresses, descriptors
 from .tools.tensor_descriptor import TensorDescriptor
 from .tools.experimental_descriptor import TmaDescKernelParam
 from .host import TensorWrapper
@@ -30,8 +30,8 @@ its bytes, so that each is bound as an argument is."""
             for what in ("shape", "strides"):
                 for i, x in enumerate(getattr(a, what)):
                     out[f"{name}.{what}[{i}]"] = int(x)
-        elif isinstance(a, TmaDescKernelParam):   # Triton 3.1's nvTmaDesc: a pointer to its bytes here
-            out[name] = a.desc
+        elif isinstance(a, TmaDescKernelParam) or callable(getattr(a, "tma_desc_cpu_ptr", None)):
+            out[name] = tma_bytes(name, a)   # Triton 3.1's nvTmaDesc: a pointer to its bytes here
         elif isinstance(a, TensorWrapper):
             out[name] = a.view
         else:
@@ -42,6 +42,19 @@ its bytes, so that each is bound as an argument is."""
         else:
             add(name, a)
     return out
+
+
+def tma_bytes(name, param) -> np.ndarray:
+    """The bytes of a TMA descriptor argument: TmaDescKernelParam's, or those of any object with
+    Triton's `tma_desc_cpu_ptr()` (libraries wrap their own buffers so), found by its address."""
+    desc = getattr(param, "desc", None)
+    if isinstance(desc, np.ndarray):
+        return desc
+    found = addresses.registered_array(int(param.tma_desc_cpu_ptr()))
+    if found is None:
+        raise TypeError(f"argument '{name}': its tma_desc_cpu_ptr() is the address of no array minitriton knows; "
+                        f"take the descriptor buffer's address with minitriton.data_ptr(buffer)")
+    return found
 
 
 def unflat(bound: dict, values: dict, constexprs) -> dict:

@@ -190,6 +190,18 @@ def store_tensor_descriptor(desc, offsets, value):
 
 
 # -- Triton 3.1-3.3's descriptors in memory (module doc) ------------------------------------
+class nv_tma_desc_type(D.pointer_type):
+    """The type of a TMA descriptor argument in Triton 3.1-3.3 (a const pointer to its bytes);
+    libraries test for the name to learn that descriptors can be passed by value."""
+    __slots__ = ()
+
+    def __init__(self, const=True, address_space=0):
+        super().__init__(D.uint8, address_space=address_space, const=const)
+
+    def __repr__(self):
+        return "nv_tma_desc_type"
+
+
 def _scalar(values: np.ndarray, dtype):
     """A Python int when every program has the same value, else a scalar per program."""
     if (values == values[0]).all():

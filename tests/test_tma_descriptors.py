@@ -114,3 +114,49 @@ def test_host_descriptor_arguments_are_checked(args, message):
         create_2d_tma_descriptor(mt.data_ptr(x) + 4, 4, 8, 4, 8, 4)
     with pytest.raises(ValueError, match="address of no array"):
         mt.runtime.driver.active.utils.fill_1d_tma_descriptor(mt.data_ptr(x), 64, 64, 4, 12345)
+
+
+@mt.jit
+def scaled_rows(x_desc, scale_desc, out_desc, BM: tl.constexpr, BN: tl.constexpr):
+    m = tl.program_id(0) * BM
+    x = tl._experimental_descriptor_load(x_desc, [m, 0], [BM, BN], tl.float8e4nv)
+    s = tl._experimental_descriptor_load(scale_desc, [m], [BM], tl.float32)
+    tl._experimental_descriptor_store(out_desc, x.to(tl.float32) * s[:, None], [m, 0])
+
+
+class BufferParam:
+    """A library's own descriptor holder (as FBGEMM's TMA helper wraps a CPU buffer): only
+    `tma_desc_cpu_ptr()`, the address of bytes filled through the driver."""
+
+    def __init__(self):
+        self.buffer = np.empty(128, np.int8)
+
+    def tma_desc_cpu_ptr(self):
+        return mt.data_ptr(self.buffer)
+
+
+def test_descriptors_filled_in_the_grid_function_through_a_library_s_own_holder():
+    assert "nv_tma_desc_type" in dir(tl)          # how such libraries learn descriptors pass by value
+    rng = np.random.default_rng(1)
+    M, N = 48, 32
+    x = mt.reinterpret(rng.integers(0, 0x7E, (M, N), dtype=np.uint8), tl.float8e4nv)   # finite fp8 codes
+    scale = rng.random(M, np.float32)
+    out = np.zeros((M, N), np.float32)
+    params = {name: BufferParam() for name in ("x", "scale", "out")}
+    fill_2d = mt.runtime.driver.active.utils.fill_2d_tma_descriptor
+    fill_1d = mt.runtime.driver.active.utils.fill_1d_tma_descriptor
+
+    def grid(meta):                                 # filled when the block size is known, as there
+        fill_2d(mt.data_ptr(x), M, N, meta["BM"], N, 1, params["x"].tma_desc_cpu_ptr())
+        fill_1d(mt.data_ptr(scale), M, meta["BM"], 4, params["scale"].tma_desc_cpu_ptr())
+        fill_2d(mt.data_ptr(out), M, N, meta["BM"], N, 4, params["out"].tma_desc_cpu_ptr())
+        return (mt.cdiv(M, meta["BM"]),)
+
+    scaled_rows[grid](params["x"], params["scale"], params["out"], BM=32, BN=N)
+    np.testing.assert_allclose(out, x.astype(np.float32) * scale[:, None], rtol=1e-6)
+
+    class Unregistered:
+        def tma_desc_cpu_ptr(self):
+            return np.zeros(128, np.int8).__array_interface__["data"][0]
+    with pytest.raises(TypeError, match="argument 'x_desc': its tma_desc_cpu_ptr"):
+        scaled_rows[(1,)](Unregistered(), params["scale"], params["out"], BM=32, BN=N)

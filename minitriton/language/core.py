@@ -32,6 +32,7 @@ from ..descriptors import (make_tensor_descriptor, load_tensor_descriptor, store
                            _experimental_reinterpret_tensor_descriptor)
 from ..descriptors import make_tensor_descriptor as _experimental_make_tensor_descriptor  # Triton 3.3's names
 from ..descriptors import tensor_descriptor as _experimental_tensor_descriptor
+from ..descriptors import nv_tma_desc_type
 from ..atomics import atomic_add, atomic_max, atomic_min, atomic_xchg, atomic_cas, atomic_and, atomic_or, atomic_xor
 from ..dot import dot
 from ..scaled_dot import dot_scaled
