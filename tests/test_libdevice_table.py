@@ -311,3 +311,18 @@ def test_cuda_custom_fp8_conversions_are_the_gpu_bit_arithmetic():
     # fp8's step at 1 is 2**-3: 1+2**-5 (a quarter step) goes down, 1+2**-4 (half a step) up; -0.3
     # is truncated to fp16 first (0xB4CC), then 2*0x34CC+0x80 = 0x6A18 gives 0x6A, with the sign
     np.testing.assert_array_equal(out, [0x78, 0x7E, 0xFE, 0x7E, 0x78, 0x79, 0xEA, 0x00])
+
+
+def test_triton_2_kernels_find_libdevice_in_tl_math():
+    """Triton 2.1-2.3 kept libdevice's functions in `tl.math`; a kernel of then calls
+    `tl.math.tanh` and `tl.math.pow`.  They are libdevice's, and tl.math lists none of them."""
+    x = np.linspace(0.1, 2, 8).astype(np.float32)
+    y = np.linspace(-1, 1, 8).astype(np.float32)
+    out = np.empty(8, np.float32)
+    apply1[(1,)](x, out, 8, N=8, FN=tl.math.tanh)
+    np.testing.assert_allclose(out, np.tanh(x), rtol=2e-6)
+    apply2[(1,)](x, y, out, 8, N=8, FN=tl.math.pow)
+    np.testing.assert_allclose(out, x.astype(np.float64) ** y, rtol=2e-6)
+    assert tl.math.llrint is cuda_libdevice.llrint and "tanh" not in tl.math.__all__
+    with pytest.raises(AttributeError, match="has no attribute 'where'"):
+        tl.math.where

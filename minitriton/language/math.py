@@ -35,3 +35,12 @@ def _add_math_1arg_docstr(name):
 
 
 _add_math_2arg_docstr = _add_math_3arg_docstr = _add_math_1arg_docstr
+
+
+def __getattr__(name):
+    """Triton 2.1-2.3 kept libdevice's functions in `tl.math` (`tl.math.tanh`, `tl.math.pow`,
+    `tl.math.fast_expf`, ...), and kernels written then still call them so; Triton 3 moved them to
+    `tl.extra.cuda.libdevice`.  Those names are found here too (not listed, as Triton 3 lists none)."""
+    if name in libdevice.__all__:
+        return getattr(libdevice, name)
+    raise AttributeError(f"module 'triton.language.math' has no attribute {name!r}")
