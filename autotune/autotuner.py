@@ -24,6 +24,7 @@ import numpy as np
 
 import minitriton as mt
 from minitriton.hypogpu import HypoGPU, OutOfResources
+from minitriton.interface import KernelInterface
 from .cache import TuningCache, digest, offered_config
 from .cache_location import enabled as cache_enabled, refresh as cache_refresh
 from .records import Record, latest_per_config
@@ -66,7 +67,7 @@ class AutotunerError(mt.TritonError, ValueError):
         super().__init__(f"Autotuner error: {message}")
 
 
-class Autotuner:
+class Autotuner(KernelInterface):
     def __init__(self, fn, configs=None, key=(), prune_configs_by=None, reset_to_zero=None, restore_value=None,
                  pre_hook=None, post_hook=None, tuner=None, budget=None, space=None, device=None, seed=0,
                  bucket=None, cache_dir=None, repeats=1, progress=None, cache_results=True, verify=None,
@@ -176,9 +177,6 @@ class Autotuner:
     def base_fn(self):
         """The Python function under the decorators (Triton's name for it)."""
         return base_function(self.fn)
-
-    def __getitem__(self, grid):
-        return lambda *args, **kwargs: self.run(*args, grid=grid, **kwargs)
 
     def task(self, *args, grid, **kwargs) -> Task:
         """The Task a call with these arguments would tune, bound to the cache entry the call

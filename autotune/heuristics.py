@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import inspect
 
+from minitriton.interface import KernelInterface
+
 from .kernel_source import source_of
 
 
-class Heuristics:
+class Heuristics(KernelInterface):
     """`@heuristics({"EVEN_K": lambda args: args["K"] % args["BLOCK_K"] == 0})`: meta-parameters
     computed from the other arguments at every launch."""
 
@@ -26,9 +28,6 @@ class Heuristics:
     def base_fn(self):
         """The Python function under the decorators (Triton's name for it)."""
         return base_function(self.fn)
-
-    def __getitem__(self, grid):
-        return lambda *args, **kwargs: self.run(*args, grid=grid, **kwargs)
 
     def run(self, *args, grid, **kwargs):
         for name, rule in self.values.items():

@@ -2,7 +2,8 @@
 import importlib
 
 from .jit import jit, JITFunction, one_program_at_a_time
-from .host import cdiv, next_power_of_2, reinterpret, set_allocator
+from .host import cdiv, next_power_of_2, reinterpret, set_allocator, TensorWrapper
+from .interface import KernelInterface
 from .memory import OutOfBoundsError
 from .errors import TritonError, CompilationError, InterpreterError
 from .addresses import data_ptr
@@ -12,7 +13,7 @@ from .configs import Config
 from .aggregates import aggregate, constexpr_function
 from .hypogpu import OutOfResources
 
-__all__ = ["jit", "JITFunction", "cdiv", "next_power_of_2", "one_program_at_a_time", "reinterpret", "set_allocator", "OutOfBoundsError", "TritonError", "CompilationError", "InterpreterError", "data_ptr", "language", "compiler", "compile", "tools", "Config", "aggregate", "constexpr_function", "OutOfResources", "knobs"]
+__all__ = ["jit", "JITFunction", "KernelInterface", "TensorWrapper", "cdiv", "next_power_of_2", "one_program_at_a_time", "reinterpret", "set_allocator", "OutOfBoundsError", "TritonError", "CompilationError", "InterpreterError", "data_ptr", "language", "compiler", "compile", "tools", "Config", "aggregate", "constexpr_function", "OutOfResources", "knobs"]
 
 
 def __getattr__(name):

@@ -30,6 +30,7 @@ from .tensor import FROM_ABOVE, Divergent, MemoryPressure, Stalled, argument, co
 from .elementwise import minimum, maximum
 from .debug import kernel_print
 from .ranges import Range
+from .interface import KernelInterface
 
 # compile options of Triton's NVIDIA and AMD backends that tune the code a GPU runs and change no
 # value: a launch takes them (a kernel written for one backend runs here unchanged) and they do nothing
@@ -208,7 +209,7 @@ def _is_constant(v) -> bool:
     return isinstance(v, (bool, int, float, str, bytes, type(None), np.generic))
 
 
-class JITFunction:
+class JITFunction(KernelInterface):
     def __init__(self, fn, **options):
         self.fn = fn
         self.options = options
@@ -276,9 +277,6 @@ class JITFunction:
         return hashlib.sha256((self.src + repr(deps)).encode()).hexdigest()
 
     # -- launching ----------------------------------------------------------------------
-    def __getitem__(self, grid):
-        return lambda *args, **kwargs: self.run(*args, grid=grid, **kwargs)
-
     def __get__(self, obj, owner=None):
         """A @jit function in an aggregate's class body, called on an instance, gets the
         instance as its first argument (a kernel kept as another class's attribute stays the

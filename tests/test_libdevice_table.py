@@ -326,3 +326,11 @@ def test_triton_2_kernels_find_libdevice_in_tl_math():
     assert tl.math.llrint is cuda_libdevice.llrint and "tanh" not in tl.math.__all__
     with pytest.raises(AttributeError, match="has no attribute 'where'"):
         tl.math.where
+
+
+def test_triton_2_0_kernels_find_tl_libdevice_and_float8e4():
+    x = np.linspace(-2, 2, 8).astype(np.float32)
+    out = np.empty(8, np.float32)
+    apply1[(1,)](x, out, 8, N=8, FN=tl.libdevice.tanh)
+    np.testing.assert_allclose(out, np.tanh(x), rtol=2e-6)
+    assert tl.float8e4 is tl.float8e4nv          # renamed in Triton 2.2

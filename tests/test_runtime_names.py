@@ -128,3 +128,17 @@ def test_launch_hooks_enter_in_order_exit_in_reverse_and_metadata_is_lazy(runtim
     assert asked == [(2, 1, 1)] and x[0] == 9
     with pytest.raises(TypeError, match="a hook must be callable"):
         runtime_hooks.launch_enter_hook.add(3)
+
+
+def test_a_kernel_of_ones_own_on_kernel_interface_launches_by_grid():
+    class Twice(mt.KernelInterface):
+        def run(self, *args, grid, **kwargs):
+            double[grid](*args, **kwargs)
+            double[grid](*args, **kwargs)
+
+    x = np.ones(4, np.float32)
+    Twice()[(1,)](x, N=4)
+    np.testing.assert_array_equal(x, [4, 4, 4, 4])
+    assert isinstance(double, mt.runtime.jit.KernelInterface) and mt.runtime.KernelInterface is mt.KernelInterface
+    with pytest.raises(NotImplementedError, match="must define run"):
+        mt.KernelInterface()[(1,)]()

@@ -33,6 +33,7 @@ from ..descriptors import (make_tensor_descriptor, load_tensor_descriptor, store
 from ..descriptors import make_tensor_descriptor as _experimental_make_tensor_descriptor  # Triton 3.3's names
 from ..descriptors import tensor_descriptor as _experimental_tensor_descriptor
 from ..descriptors import nv_tma_desc_type
+from ..dtypes import float8e4nv as float8e4  # Triton 2.1's name of float8e4nv, renamed in 2.2
 from ..atomics import atomic_add, atomic_max, atomic_min, atomic_xchg, atomic_cas, atomic_and, atomic_or, atomic_xor
 from ..dot import dot
 from ..scaled_dot import dot_scaled
@@ -40,6 +41,7 @@ from . import math  # tl.math.exp etc.
 from .. import random  # tl.random.uint_to_uniform_float etc.
 from ..arithmetic import logical_and, logical_or, add, sub, mul
 from . import extra
+from .extra.cuda import libdevice  # Triton 2.0's `tl.libdevice`, which kernels of then call
 from . import target_info
 
 # Triton's tensor methods (x.sum(0), x.cast(...), x.sort(), ...): these functions, with the tensor

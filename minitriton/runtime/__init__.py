@@ -6,6 +6,7 @@ from ..configs import Config
 from ..errors import InterpreterError
 from ..hypogpu import OutOfResources
 from ..host import reinterpret, TensorWrapper
+from ..interface import KernelInterface
 from ..jit import JITFunction
 from . import errors, jit       # the modules, as in Triton (`triton.runtime.jit.TensorWrapper`)
 from .driver import driver
@@ -13,7 +14,7 @@ from .driver import driver
 _TUNER_NAMES = {"Autotuner": "RuntimeAutotuner", "Heuristics": "Heuristics", "autotune": "autotune",
                 "heuristics": "heuristics"}
 
-__all__ = ["Config", "InterpreterError", "OutOfResources", "JITFunction", "reinterpret", "TensorWrapper", "driver",
+__all__ = ["Config", "InterpreterError", "OutOfResources", "JITFunction", "KernelInterface", "reinterpret", "TensorWrapper", "driver",
            *_TUNER_NAMES]
 
 
