@@ -66,6 +66,9 @@ def cast(x, dtype, fp_downcast_rounding=None, bitcast=False, **_):
             return tensor(toward_zero(x.v, dtype), dtype, x.shape)
     if x.dtype is dtype:
         return x
+    if not bitcast and (x.dtype.is_storage_only() or dtype.is_storage_only()):
+        raise TypeError(f"cannot cast {x.dtype} to {dtype}: {x.dtype if x.dtype.is_storage_only() else dtype} is "
+                        f"a storage-only type; bitcast it (as in Triton)")
     if bitcast:
         if x.dtype.bits != dtype.bits:
             raise ValueError(f"bitcast needs equal bit widths, got {x.dtype} -> {dtype}")

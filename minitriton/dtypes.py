@@ -171,6 +171,10 @@ class dtype:
     def is_void(self):
         return self.kind == "v"
 
+    def is_storage_only(self):
+        """Loaded, stored and bitcast, never computed with (fp8e8m0fnu, the MX formats' scales)."""
+        return self.kind == "s"
+
     def is_block(self):
         return False
 
@@ -242,7 +246,7 @@ class dtype:
         raise NotImplementedError("minitriton has no IR: dtype.to_ir is not supported")
 
     def __reduce__(self):
-        return (_by_name, (self.name,))
+        return (dtype, (self.name,))      # tl.dtype(name): the one type of that name
 
 
 class const:
@@ -359,6 +363,7 @@ float8e4nv = dtype("fp8e4nv", ml_dtypes.float8_e4m3fn, np.float32, "f", 8)
 float8e5 = dtype("fp8e5", ml_dtypes.float8_e5m2, np.float32, "f", 8)
 float8e4b8 = dtype("fp8e4b8", ml_dtypes.float8_e4m3fnuz, np.float32, "f", 8)
 float8e5b16 = dtype("fp8e5b16", ml_dtypes.float8_e5m2fnuz, np.float32, "f", 8)
+float8e8m0fnu = dtype("fp8e8m0fnu", ml_dtypes.float8_e8m0fnu, ml_dtypes.float8_e8m0fnu, "s", 8)  # MX scales
 
 
 class _Float8E4B15(dtype):
@@ -394,7 +399,8 @@ pi32_t = pointer_type(int32)
 FP8 = (float8e4nv, float8e5, float8e4b8, float8e5b16, float8e4b15)
 void = dtype("void", np.void, np.void, "v", 0)     # what a function that returns nothing returns; no block holds it
 
-ALL = (int1, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, bfloat16, float32, float64) + FP8
+ALL = (int1, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, bfloat16, float32, float64) + FP8 \
+    + (float8e8m0fnu,)
 _BY_NP = {d.np: d for d in ALL}
 _BY_NAME = {d.name: d for d in ALL + (void,)}
 
@@ -447,10 +453,6 @@ class constexpr_type:
         return f"constexpr_type[{self.value}]"
 
 
-def _by_name(name):
-    return _BY_NAME[name]
-
-
 def from_numpy(np_dtype) -> dtype:
     """The block-language type of a numpy dtype, or a clear error."""
     try:
@@ -497,6 +499,9 @@ def computation_type(a: dtype, b: dtype, a_scalar=False, b_scalar=False, div_or_
     compute in fp32 (PTX has no half division); integers follow C's promotion, and `//`, `%`
     between integers of different signedness are refused.
     """
+    if a.is_storage_only() or b.is_storage_only():
+        raise TypeError(f"unexpected type {a} and {b}: {a if a.is_storage_only() else b} is only loaded, stored "
+                        f"and bitcast (as in Triton)")
     if a_scalar != b_scalar:
         sc, t = (a, b) if a_scalar else (b, a)
         if number_takes(sc, t):
@@ -548,15 +553,10 @@ def literal_dtype(x) -> dtype:
 
 # what a kernel parameter's annotation may call a scalar type, as Triton's launcher canonicalises
 # it (`v: tl.uint8`, `"tl.int16"`, `n: int`, `"fp16"`): its names, then ours (dtype.name)
-_ANNOTATED = {"bool": "int1", "int1": "int1", "uint1": "int1", "i1": "int1", "u1": "int1",
-              "int8": "int8", "i8": "int8", "int16": "int16", "i16": "int16", "int": "int32", "int32": "int32",
-              "i32": "int32", "int64": "int64", "i64": "int64", "uint8": "uint8", "u8": "uint8",
-              "uint16": "uint16", "u16": "uint16", "uint32": "uint32", "u32": "uint32", "uint64": "uint64",
-              "u64": "uint64", "half": "fp16", "float16": "fp16", "fp16": "fp16", "bfloat16": "bf16", "bf16": "bf16",
-              "float": "fp32", "float32": "fp32", "fp32": "fp32", "double": "fp64", "float64": "fp64", "fp64": "fp64",
-              "float8e4nv": "fp8e4nv", "fp8e4nv": "fp8e4nv", "float8e5": "fp8e5", "fp8e5": "fp8e5",
-              "float8e4b15": "fp8e4b15", "fp8e4b15": "fp8e4b15", "float8e4b8": "fp8e4b8", "fp8e4b8": "fp8e4b8",
-              "float8e5b16": "fp8e5b16", "fp8e5b16": "fp8e5b16"}
+_ANNOTATED = {**{d.name: d.name for d in ALL}, **{"float" + d.name[2:]: d.name for d in ALL if d.name[:2] == "fp"},
+              "bfloat16": "bf16", "bool": "int1", "uint1": "int1", "i1": "int1", "u1": "int1", "i8": "int8",
+              "i16": "int16", "int": "int32", "i32": "int32", "i64": "int64", "u8": "uint8", "u16": "uint16",
+              "u32": "uint32", "u64": "uint64", "half": "fp16", "float": "fp32", "double": "fp64"}
 
 
 def annotated_type(annotation) -> dtype | None:

@@ -62,14 +62,16 @@ def _scaled(vals: np.ndarray, scale, k_axis: int, what: str) -> np.ndarray:
     if len(s.shape) != 2 or s.shape[0] != other or not s.shape[1] or k % s.shape[1]:
         raise ValueError(f"tl.dot_scaled: {what}_scale has shape {list(s.shape)}, expected [{other}, K // block] "
                          f"(one scale per block of {SCALE_BLOCK} values along K, K = {k})")
-    if s.dtype in (D.uint8, D.int8):
-        e = s.v.astype(np.int64).astype(np.uint8)
+    if s.dtype in (D.uint8, D.int8, D.float8e8m0fnu):
+        e = (np.ascontiguousarray(s.v).view(np.uint8) if s.dtype is D.float8e8m0fnu
+             else s.v.astype(np.int64).astype(np.uint8))
         factor = (e.astype(np.uint32) << 23).view(np.float32)       # 2**(e - 127); e = 0 gives 0
         factor = np.where(e == 0xFF, np.float32(np.nan), factor)
     elif s.dtype is D.float8e4nv:
         factor = s.v.astype(np.float32)
     else:
-        raise TypeError(f"tl.dot_scaled: {what}_scale must be uint8 (e8m0 exponents) or float8e4nv, got {s.dtype}")
+        raise TypeError(f"tl.dot_scaled: {what}_scale must be e8m0 exponents (uint8 or float8e8m0fnu) or float8e4nv, "
+                        f"got {s.dtype}")
     factor = np.repeat(factor, k // s.shape[1], axis=-1)          # (rows, M or N, K)
     if k_axis == -2:
         factor = np.swapaxes(factor, -1, -2)                        # (rows, K, N)

@@ -224,3 +224,44 @@ def test_a_blocks_type_is_a_block_type_and_a_scalars_its_dtype(monkeypatch):
     assert SEEN_TYPES["pointers"].is_block() and SEEN_TYPES["pointers"].element_ty.is_ptr()
     with pytest.raises(TypeError, match="block_type needs a shape"):
         tl.block_type(tl.float32, [])
+
+
+@mt.jit
+def _e8m0_scaled(x_ptr, s_ptr, out_ptr, N: tl.constexpr):
+    offs = tl.arange(0, N)
+    s = tl.load(s_ptr + offs)
+    tl.store(out_ptr + offs, s)                                   # stored as it is
+    bits = s.to(tl.uint8, bitcast=True).to(tl.uint32) << 23       # 2**(code - 127) as fp32 bits
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs) * bits.to(tl.float32, bitcast=True))
+
+
+def test_e8m0_scales_are_loaded_stored_and_bitcast_never_computed_with():
+    scales = np.array([0.5, 1, 2, 2.0 ** 100], ml_dtypes.float8_e8m0fnu)
+    x = np.ones(4, np.float32)
+    copy = np.zeros(4, ml_dtypes.float8_e8m0fnu)
+    _e8m0_scaled[(1,)](x, scales, copy, N=4)
+    np.testing.assert_array_equal(x, [0.5, 1, 2, 2.0 ** 100])
+    np.testing.assert_array_equal(copy.view(np.uint8), scales.view(np.uint8))
+    assert tl.float8e8m0fnu.is_storage_only() and not tl.float32.is_storage_only()
+
+
+@mt.jit
+def _scaled_product(a_ptr, s_ptr, b_ptr, out_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr):
+    a = tl.load(a_ptr + tl.arange(0, M)[:, None] * K + tl.arange(0, K)[None, :])
+    s = tl.load(s_ptr + tl.arange(0, M)[:, None] * (K // 32) + tl.arange(0, K // 32)[None, :])
+    b = tl.load(b_ptr + tl.arange(0, K)[:, None] * N + tl.arange(0, N)[None, :])
+    out = tl.dot_scaled(a, s, "e4m3", b, None, "bf16")
+    tl.store(out_ptr + tl.arange(0, M)[:, None] * N + tl.arange(0, N)[None, :], out)
+
+
+def test_dot_scaled_takes_e8m0_typed_scales_as_their_bytes():
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((16, 64)).astype(ml_dtypes.float8_e4m3fn)
+    b = rng.standard_normal((64, 16)).astype(ml_dtypes.bfloat16)
+    codes = rng.integers(120, 134, (16, 2), dtype=np.uint8)
+    by_bytes, by_type = np.zeros((16, 16), np.float32), np.zeros((16, 16), np.float32)
+    _scaled_product[(1,)](a, codes, b, by_bytes, M=16, N=16, K=64)
+    _scaled_product[(1,)](a, codes.view(ml_dtypes.float8_e8m0fnu), b, by_type, M=16, N=16, K=64)
+    np.testing.assert_array_equal(by_bytes, by_type)
+    want = (a.astype(np.float32) * np.repeat(2.0 ** (codes.astype(np.float32) - 127), 32, axis=1)) @ b.astype(np.float32)
+    np.testing.assert_allclose(by_type, want, rtol=1e-5, atol=1e-4)

@@ -3,7 +3,7 @@ code also imports them from (`import triton.language.core as core`, `tl.core.res
 `minitriton.language` re-exports them.  Besides the language: `get_int_dtype` and
 `_unwrap_if_constexpr`, which such code reads from it."""
 from ..dtypes import (dtype, pointer_type, block_type, int1, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
-                     float16, bfloat16, float32, float64, float8e4nv, float8e5, float8e4b8, float8e5b16, float8e4b15,
+                     float16, bfloat16, float32, float64, float8e4nv, float8e5, float8e4b8, float8e5b16, float8e4b15, float8e8m0fnu,
                      const, pi32_t, void, function_type, constexpr_type)
 from ..tensor import tensor, constexpr, to_tensor, TritonTuple as tuple, Slice as slice  # tl.tuple, tl.slice
 from ..aggregates import aggregate_replace, constexpr_function
