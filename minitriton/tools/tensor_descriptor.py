@@ -10,6 +10,12 @@ import numpy as np
 
 __all__ = ["TensorDescriptor"]
 
+MAX_BLOCK_NUMEL = 1 << 20        # Triton's TRITON_MAX_TENSOR_NUMEL
+
+
+class AlignmentError(ValueError, AssertionError):
+    """Memory TMA cannot address (Triton asserts it: an AssertionError there, a ValueError too here)."""
+
 
 @dataclass
 class TensorDescriptor:
@@ -34,9 +40,19 @@ class TensorDescriptor:
             for v in getattr(self, what):
                 if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
                     raise TypeError(f"TensorDescriptor: {what} must be integers, got {getattr(self, what)}")
-        for b in self.block_shape:
+        for i, b in enumerate(self.block_shape):
             if b <= 0 or b & (b - 1):
-                raise ValueError(f"TensorDescriptor: block_shape must be powers of 2, got {self.block_shape}")
+                raise ValueError(f"TensorDescriptor: Shape element {i} must be a power of 2 (block_shape must be "
+                                 f"powers of 2, got {self.block_shape})")
+        if int(np.prod(self.block_shape)) > MAX_BLOCK_NUMEL:
+            raise ValueError(f"TensorDescriptor: numel ({int(np.prod(self.block_shape))}) exceeds triton maximum "
+                             f"tensor numel ({MAX_BLOCK_NUMEL})")
+        item = self.base.dtype.itemsize
+        if self.base.__array_interface__["data"][0] % 16:
+            raise AlignmentError("TensorDescriptor: base must be 16-byte aligned, as TMA needs")
+        if any(stride * item % 16 for stride in self.strides[:-1]):
+            raise AlignmentError(f"TensorDescriptor: strides must be 16-byte aligned, as TMA needs: strides "
+                                 f"{self.strides} of {item}-byte elements")
         if self.strides[-1] != 1:
             raise ValueError(f"TensorDescriptor: the last dimension must be contiguous (stride 1), got {self.strides}")
         if self.padding not in ("zero", "nan"):
