@@ -8,6 +8,7 @@ config to within `ulps` units in the last place, except where fp32 summation ord
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import time
@@ -15,12 +16,14 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from .hypogpu import HypoGPU
+from . import dtypes as D
+from .hypogpu import A100, HypoGPU
 
 FP32_UNIT_ROUNDOFF = 2.0 ** -24
 
 __all__ = ["FP32_UNIT_ROUNDOFF", "accumulation_bound", "assert_dot_close", "assert_close", "ConfigCheck",
-           "check_configs", "do_bench", "Benchmark", "Mark", "perf_report"]
+           "check_configs", "do_bench", "Benchmark", "Mark", "perf_report", "get_dram_gbps",
+           "get_max_tensorcore_tflops", "get_max_simd_tflops", "nvsmi", "set_gpu_clock"]
 
 
 def __dir__():
@@ -293,3 +296,69 @@ def _plot(bench, header, rows, save_path, show):
 def perf_report(benchmarks):
     """Triton's `@triton.testing.perf_report(Benchmark(...))`."""
     return lambda fn: Mark(fn, benchmarks)
+
+
+# ---------------------------------------------------------------- Triton's device figures
+# Performance models written for Triton (its old matmul_perf_model, libraries' early_config_prune)
+# read the GPU's peaks from these; here they are HypoGPU's (hypogpu/spec.py), by Triton's formulas.
+_TENSOR_CORE_OPS = {"fp32": 256, "int32": 256, "fp16": 512, "bf16": 512, "int16": 512, "int8": 1024,
+                    "fp8e4nv": 1024, "fp8e4b15": 1024, "fp8e5": 1024}     # per clock and sub-core
+_SIMD_OPS = {"fp32": 32, "fp16": 64, "bf16": 64}
+
+
+def _type_name(dtype, what) -> str:
+    """A tl dtype, a numpy type or a name ("float16", "fp16") as the tl dtype's name."""
+    dtype = D.constexpr_value(dtype)
+    if isinstance(dtype, D.dtype):
+        return dtype.name
+    if isinstance(dtype, str) and D.annotated_type(dtype) is not None:
+        return D.annotated_type(dtype).name
+    try:
+        return D.from_numpy(dtype).name
+    except TypeError:
+        raise TypeError(f"{what}: dtype must be a tl dtype, a numpy type or a type name, got {dtype!r}") from None
+
+
+def _peak(table, dtype, clock_rate, what) -> float:
+    name = _type_name(dtype, what)
+    if name not in table:
+        raise RuntimeError(f"{what}: dtype not supported: {name} (supported: {', '.join(table)})")
+    return A100.sms * A100.subpartitions * float(clock_rate) * table[name] * 1e-9
+
+
+def get_max_tensorcore_tflops(dtype, clock_rate, device=None) -> float:
+    """Tensor-core TFLOP/s at `clock_rate` kHz (HypoGPU's 1.41e6 gives 312 for fp16)."""
+    return _peak(_TENSOR_CORE_OPS, dtype, clock_rate, "get_max_tensorcore_tflops")
+
+
+def get_max_simd_tflops(dtype, clock_rate, device=None) -> float:
+    """TFLOP/s of ordinary (non-tensor-core) arithmetic at `clock_rate` kHz."""
+    return _peak(_SIMD_OPS, dtype, clock_rate, "get_max_simd_tflops")
+
+
+def get_dram_gbps(device=None) -> float:
+    """DRAM bandwidth in GB/s, from the memory clock and bus width as Triton computes it."""
+    return A100.mem_clock_hz / 1e3 * A100.mem_bus_width_bits * 2 / 1e6 / 8
+
+
+_NVSMI = {"clocks.max.sm": A100.clock_hz / 1e6, "clocks.sm": A100.clock_hz / 1e6,
+          "clocks.current.sm": A100.clock_hz / 1e6, "clocks.applications.graphics": A100.clock_hz / 1e6,
+          "clocks.max.mem": A100.mem_clock_hz / 1e6, "clocks.max.memory": A100.mem_clock_hz / 1e6,
+          "clocks.mem": A100.mem_clock_hz / 1e6, "clocks.current.memory": A100.mem_clock_hz / 1e6,
+          "clocks.applications.memory": A100.mem_clock_hz / 1e6}
+
+
+def nvsmi(attrs) -> list:
+    """What `nvidia-smi --query-gpu=...` says of HypoGPU's clocks, in MHz, one int per attribute."""
+    unknown = [a for a in attrs if a not in _NVSMI]
+    if unknown:
+        raise ValueError(f"nvsmi: {unknown[0]!r} is not known here; known: {', '.join(_NVSMI)}")
+    return [int(_NVSMI[a]) for a in attrs]
+
+
+@contextlib.contextmanager
+def set_gpu_clock(ref_sm_clock=1350, ref_mem_clock=1215):
+    """Triton locks the GPU's clocks for a benchmark and yields its peaks at them (TFLOP/s of
+    fp32-accumulated tensor-core work, GB/s); HypoGPU's clocks never move, so nothing is locked."""
+    yield (1e-6 * 2 * A100.sms * A100.subpartitions * 256 * ref_sm_clock,
+           A100.mem_bus_width_bits / 8 * 2 * ref_mem_clock * 1e-3)

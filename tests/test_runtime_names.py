@@ -142,3 +142,24 @@ def test_a_kernel_of_ones_own_on_kernel_interface_launches_by_grid():
     assert isinstance(double, mt.runtime.jit.KernelInterface) and mt.runtime.KernelInterface is mt.KernelInterface
     with pytest.raises(NotImplementedError, match="must define run"):
         mt.KernelInterface()[(1,)]()
+
+
+def test_triton_testing_device_figures_are_hypogpu_s():
+    """What performance models written for Triton read (`get_dram_gbps`, the tensor-core and
+    SIMD peaks, `nvsmi` clocks): HypoGPU's spec, through Triton's formulas."""
+    from minitriton.hypogpu import A100
+    testing = mt.testing
+    props = mt.runtime.driver.active.utils.get_device_properties(0)
+    assert testing.get_dram_gbps() == pytest.approx(A100.dram_bytes_per_s / 1e9)
+    assert props["mem_clock_rate"] * props["mem_bus_width"] * 2 / 1e6 / 8 == pytest.approx(testing.get_dram_gbps())
+    sm_khz = testing.nvsmi(["clocks.max.sm"])[0] * 1e3
+    assert testing.get_max_tensorcore_tflops(np.float16, sm_khz) == pytest.approx(A100.tc_peak_flops / 1e12)
+    assert testing.get_max_tensorcore_tflops(tl.float8e4nv, sm_khz) == \
+        2 * testing.get_max_tensorcore_tflops("bfloat16", sm_khz)
+    assert testing.get_max_simd_tflops(tl.float32, sm_khz) < testing.get_max_tensorcore_tflops(tl.float32, sm_khz)
+    with pytest.raises(RuntimeError, match="dtype not supported: fp64"):
+        testing.get_max_tensorcore_tflops(np.float64, sm_khz)
+    with pytest.raises(ValueError, match="'power.draw' is not known here"):
+        testing.nvsmi(["power.draw"])
+    with testing.set_gpu_clock() as (tflops, gbps):
+        assert tflops > 0 and gbps == pytest.approx(1555.2)

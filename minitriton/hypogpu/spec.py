@@ -19,6 +19,7 @@ class Spec:
     tc_flops_per_clk_subpartition: int = 512  # fp16 dense: 4 x 512 x 108 x 1.41e9 = 312 TFLOP/s
     fp32_flops_per_clk_sm: int = 128        # non-tensor arithmetic (softmax, epilogues)
     dram_bytes_per_s: float = 2.0e12
+    mem_bus_width_bits: int = 5120          # HBM2e's; with the clock below, 2 TB/s at two transfers a clock
     l2_bytes: int = 40 << 20
     l2_bytes_per_clk_sm: float = 32.0       # each SM's share of L2 bandwidth (~4.9 TB/s in all)
     smem_bytes_per_clk_sm: float = 128.0
@@ -36,6 +37,10 @@ class Spec:
     @property
     def tc_peak_flops(self) -> float:
         return self.sms * self.subpartitions * self.tc_flops_per_clk_subpartition * self.clock_hz
+
+    @property
+    def mem_clock_hz(self) -> float:
+        return self.dram_bytes_per_s * 8 / (2 * self.mem_bus_width_bits)
 
     @property
     def ridge_flops_per_byte(self) -> float:

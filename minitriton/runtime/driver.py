@@ -33,7 +33,8 @@ class _Utils:
     def get_device_properties(device=0) -> dict:
         return {"multiprocessor_count": A100.sms, "max_shared_mem": A100.smem_per_block,
                 "max_num_regs": A100.regs_per_sm, "warpSize": WARP_SIZE,
-                "sm_clock_rate": int(A100.clock_hz / 1e3), "max_threads_per_block": A100.max_threads_per_block}
+                "sm_clock_rate": int(A100.clock_hz / 1e3), "max_threads_per_block": A100.max_threads_per_block,
+                "mem_clock_rate": int(A100.mem_clock_hz / 1e3), "mem_bus_width": A100.mem_bus_width_bits}
 
     # Triton 3.0-3.3's host-side TMA descriptors: `desc` is a numpy array of bytes (3.0) or the
     # address of one (3.1 on: an address from minitriton.data_ptr)
