@@ -202,10 +202,11 @@ class nv_tma_desc_type(D.pointer_type):
         return "nv_tma_desc_type"
 
 
-def _scalar(values: np.ndarray, dtype):
-    """A Python int when every program has the same value, else a scalar per program."""
+def _scalar(values: np.ndarray):
+    """A Python int when every program has the same value, else an integer scalar per program."""
     if (values == values[0]).all():
         return int(values[0])
+    dtype = D.int32 if (np.abs(values) < 2 ** 31).all() else D.int64
     return tensor(values.astype(dtype.np), dtype, ())
 
 
@@ -250,7 +251,7 @@ def _described(desc_ptr, block_shape, dtype, what):
     if not np.asarray(base.v).all():
         raise ValueError(f"{what}: the descriptor's global address is in no array this launch can see: pass the array "
                          f"as an argument too, or take its address with minitriton.data_ptr(array)")
-    dims = [_scalar(w[:, 4 + i], D.int32) for i in range(rank)]
+    dims = [_scalar(w[:, 4 + i]) for i in range(rank)]
     strides = [1] * rank
     for i in range(rank - 2, -1, -1):
         strides[i] = strides[i + 1] * dims[i + 1]

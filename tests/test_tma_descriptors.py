@@ -160,3 +160,22 @@ def test_descriptors_filled_in_the_grid_function_through_a_library_s_own_holder(
             return np.zeros(128, np.int8).__array_interface__["data"][0]
     with pytest.raises(TypeError, match="argument 'x_desc': its tma_desc_cpu_ptr"):
         scaled_rows[(1,)](Unregistered(), params["scale"], params["out"], BM=32, BN=N)
+
+
+def test_descriptor_bytes_that_lie_cost_only_an_error():
+    """A descriptor is data: one that claims more than its array, or whose words were changed,
+    is refused when read; nothing outside the array is read."""
+    x = np.arange(1000, dtype=np.float32)
+    out = np.zeros(64, np.float32)
+    too_long = create_1d_tma_descriptor(mt.data_ptr(x), 2 ** 40, 64, 4)
+
+    @mt.jit
+    def load_at(desc, out, OFF, BLOCK: tl.constexpr):
+        tl.store(out + tl.arange(0, BLOCK), tl._experimental_descriptor_load(desc, [OFF], [BLOCK], tl.float32))
+    with pytest.raises(mt.OutOfBoundsError, match="out of bounds"):
+        load_at[(1,)](too_long, out, 1024, BLOCK=64)
+    changed = create_1d_tma_descriptor(mt.data_ptr(x), 1000, 64, 4)
+    changed.desc.view("<i8")[2] = 7                  # rank 7
+    with pytest.raises(mt.CompilationError, match="are not a descriptor"):
+        load_at[(1,)](changed, out, 0, BLOCK=64)
+    assert not out.any()
