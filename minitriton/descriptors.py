@@ -271,6 +271,9 @@ def _experimental_descriptor_store(desc_pointer, value, offsets):
 def write_descriptor(desc_ptr, global_address, load_size, global_size, element_ty, what):
     """Write the 128 bytes of a descriptor at `desc_ptr` in each program (the device-side
     creation of `tl.extra.cuda.experimental_device_tensormap_create1d/2d`)."""
+    if not _byte_pointer(desc_ptr):
+        raise TypeError(f"{what}: desc_ptr must be a scalar pointer to int8/uint8 memory of at least "
+                        f"{tma.TMA_DESC_SIZE} bytes, got {desc_ptr!r}")
     if not isinstance(global_address, tensor) or global_address.buf is None or global_address.shape:
         raise TypeError(f"{what}: global_address must be a scalar pointer, got {global_address!r}")
     element_ty = constexpr_value(element_ty)
@@ -282,8 +285,5 @@ def write_descriptor(desc_ptr, global_address, load_size, global_size, element_t
     rows = max([addr.size] + [s.size for s in sizes])
     per_row = [tma.words(a, [int(s[r % s.size]) for s in sizes], blocks, max(element_ty.bits // 8, 1), what)
                for r, a in enumerate(np.broadcast_to(addr, (rows,)).tolist())]
-    if not _byte_pointer(desc_ptr):
-        raise TypeError(f"{what}: desc_ptr must be a scalar pointer to int8/uint8 memory of at least "
-                        f"{tma.TMA_DESC_SIZE} bytes, got {desc_ptr!r}")
     raw = np.stack(per_row).view(desc_ptr.dtype.element_ty.np)
     memory.store(desc_ptr + arange(0, tma.TMA_DESC_SIZE), tensor(raw, desc_ptr.dtype.element_ty, (tma.TMA_DESC_SIZE,)))

@@ -27,22 +27,21 @@ COMPILE_OPTIONS = {"num_warps": 4, "num_ctas": 1, "num_stages": 3, "enable_fp_fu
                    "launch_cooperative_grid": False, "extern_libs": None}
 
 
-class LazyDict(dict):
-    """A dict whose extra entries are computed by `get()` only (Triton's: a hook that asks for
-    the launch metadata pays for it, one that does not, does not)."""
+class LazyDict:
+    """Launch metadata whose extra entries are computed when `get()` asks for the dict
+    (Triton's: a hook that reads the metadata pays for it, one that does not, does not)."""
 
-    def __init__(self, data):
-        super().__init__(data)
-        self.extras = []
+    def __init__(self, data: dict):
+        self.data, self.extras = dict(data), []
 
     def add(self, func, args):
         self.extras.append((func, args))
 
-    def get(self):
+    def get(self) -> dict:
         for func, args in self.extras:
-            self.update(func(*args))
+            self.data.update(func(*args))
         self.extras.clear()
-        return self
+        return self.data
 
 
 def _type_of(value, unspecialized: bool) -> str:
