@@ -2,11 +2,11 @@
 import importlib
 
 from .jit import jit, JITFunction, one_program_at_a_time
-from .host import cdiv, next_power_of_2, reinterpret, set_allocator, TensorWrapper
+from .host import cdiv, next_power_of_2, reinterpret, set_allocator
 from .interface import KernelInterface
 from .memory import OutOfBoundsError
 from .errors import TritonError, CompilationError, InterpreterError
-from .addresses import data_ptr
+from .addresses import data_ptr, TensorWrapper
 from . import language, compiler, knobs, tools
 from .compiler import compile
 from .configs import Config

@@ -19,6 +19,7 @@ import weakref
 import numpy as np
 
 from . import context, fast_loops
+from .host import reinterpret
 from . import dtypes as D
 from .storage import Buffer, OutOfBoundsError, Storage, flat_view, address_of, Window, Sources, window
 from .tensor import FROM_ABOVE, tensor, to_tensor, round_to
@@ -40,6 +41,24 @@ def data_ptr(array: np.ndarray) -> int:
         del _registered[key]
     _registered[id(array)] = (weakref.ref(array), start, start + flat.size * flat.itemsize)
     return int(array.__array_interface__["data"][0])
+
+
+class TensorWrapper:
+    """Triton's wrapper for memory seen as another element type (what its `reinterpret`
+    returns, torch having no fp8 types then).  minitriton's `reinterpret` gives a numpy view
+    instead; a TensorWrapper made by hand is launched as that view, and its `data_ptr()` is the
+    view's address, so a kernel reads the memory at it as the wrapper's type."""
+
+    def __init__(self, base: np.ndarray, dtype):
+        self.view = reinterpret(base, dtype)
+        self.base, self.dtype = base, dtype.value if isinstance(dtype, D.constexpr) else dtype
+        self.shape = base.shape
+
+    def data_ptr(self) -> int:
+        return data_ptr(self.view)
+
+    def __repr__(self):
+        return f"TensorWrapper[{self.dtype}]({self.base!r})"
 
 
 def registered_array(address: int) -> np.ndarray | None:
@@ -80,6 +99,7 @@ class AddressSpace:
         self._mixed = {}
         self._bound = {}
         self._cands = None
+        self._orders = {}    # element type -> the candidates, those holding it first
         self._resolved = {}  # (address, element type) -> encoded offset: casts in loops resolve once
         self._checked = set()
         self._arg_ranges = None
@@ -135,6 +155,23 @@ class AddressSpace:
                 else self._resolve(addr, element_ty)
         return self._resolve(addr, element_ty)
 
+    def _ordered(self, element_ty) -> list:
+        """The candidates, those holding `element_ty` first: memory registered twice (an array
+        and a view of it as another type, `TensorWrapper`) resolves to the view of that type."""
+        if self._cands is None:
+            self._cands = list(self._candidates())
+        if element_ty in self._orders:
+            return self._orders[element_ty]
+
+        def holds(cand):
+            array = cand[0].storage.flat if cand[3] else cand[0]
+            try:
+                return D.from_numpy(array.dtype) is element_ty
+            except TypeError:
+                return False
+        order = self._orders[element_ty] = sorted(self._cands, key=lambda cand: not holds(cand))
+        return order
+
     def _resolve(self, addr, element_ty):
         if self._cands is None:
             self._cands = list(self._candidates())
@@ -143,7 +180,7 @@ class AddressSpace:
                             np.int64).reshape(addr.shape)
         out = np.zeros(addr.shape, np.int64)
         claimed = np.zeros(addr.shape, bool)
-        for cand in self._cands:
+        for cand in self._ordered(element_ty):
             inside = (addr >= cand[1]) & (addr < cand[2]) & ~claimed
             if not inside.any():
                 continue
@@ -156,7 +193,7 @@ class AddressSpace:
         return out
 
     def _resolve_one(self, a: int, element_ty) -> int:
-        for cand in self._cands:
+        for cand in self._ordered(element_ty):
             if cand[1] <= a < cand[2]:
                 owner, start, item = self._owner(cand, element_ty)
                 if (a - start) % item:

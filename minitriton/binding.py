@@ -11,7 +11,6 @@ import numpy as np
 from . import addresses, descriptors
 from .tools.tensor_descriptor import TensorDescriptor
 from .tools.experimental_descriptor import TmaDescKernelParam
-from .host import TensorWrapper
 
 
 def flat(bound: dict, constexprs) -> dict:
@@ -32,7 +31,7 @@ its bytes, so that each is bound as an argument is."""
                     out[f"{name}.{what}[{i}]"] = int(x)
         elif isinstance(a, TmaDescKernelParam) or callable(getattr(a, "tma_desc_cpu_ptr", None)):
             out[name] = tma_bytes(name, a)   # Triton 3.1's nvTmaDesc: a pointer to its bytes here
-        elif isinstance(a, TensorWrapper):
+        elif isinstance(a, addresses.TensorWrapper):
             out[name] = a.view
         else:
             out[name] = a

@@ -1,4 +1,4 @@
-"""Triton's host-side helpers (`triton.cdiv`, `triton.next_power_of_2`, `triton.reinterpret`, `TensorWrapper`,
+"""Triton's host-side helpers (`triton.cdiv`, `triton.next_power_of_2`, `triton.reinterpret`,
 `triton.set_allocator`): plain Python around a launch, no kernel involved."""
 from __future__ import annotations
 
@@ -23,23 +23,6 @@ def reinterpret(array: np.ndarray, dtype):
         raise ValueError(f"reinterpret: {array.dtype} elements are {array.dtype.itemsize} bytes but {dtype} "
                          f"elements are {dtype.np.itemsize}")
     return array.view(dtype.np)
-
-
-class TensorWrapper:
-    """Triton's wrapper for memory seen as another element type (what its `reinterpret`
-    returns, torch having no fp8 types then).  minitriton's `reinterpret` gives a numpy view
-    instead; a TensorWrapper made by hand is launched as that view."""
-
-    def __init__(self, base: np.ndarray, dtype):
-        self.view = reinterpret(base, dtype)
-        self.base, self.dtype = base, dtype.value if isinstance(dtype, D.constexpr) else dtype
-        self.shape = base.shape
-
-    def data_ptr(self) -> int:
-        return int(self.base.__array_interface__["data"][0])
-
-    def __repr__(self):
-        return f"TensorWrapper[{self.dtype}]({self.base!r})"
 
 
 def next_power_of_2(n: int) -> int:

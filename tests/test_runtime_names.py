@@ -163,3 +163,19 @@ def test_triton_testing_device_figures_are_hypogpu_s():
         testing.nvsmi(["power.draw"])
     with testing.set_gpu_clock() as (tflops, gbps):
         assert tflops > 0 and gbps == pytest.approx(1555.2)
+
+
+@mt.jit
+def _load_fp8_at(table, out, N: tl.constexpr):
+    src = tl.load(table).to(tl.pointer_type(tl.float8e4nv))
+    offs = tl.arange(0, N)
+    tl.store(out + offs, tl.load(src + offs).to(tl.float32))
+
+
+def test_a_tensor_wrapper_s_address_reads_as_its_type_even_where_the_bytes_are_registered_too():
+    raw = np.array([0x38, 0x40, 0xB8, 0x00], np.uint8)          # fp8e4nv bits of 1, 2, -1, 0
+    mt.data_ptr(raw)                                            # the bytes known as uint8 too
+    wrapped = mt.TensorWrapper(raw, tl.float8e4nv)
+    out = np.zeros(4, np.float32)
+    _load_fp8_at[(1,)](np.array([wrapped.data_ptr()], np.int64), out, N=4)
+    np.testing.assert_array_equal(out, [1, 2, -1, 0])

@@ -5,7 +5,8 @@ use by this module's `__getattr__`, as minitriton's own package does."""
 from ..configs import Config
 from ..errors import InterpreterError
 from ..hypogpu import OutOfResources
-from ..host import reinterpret, TensorWrapper
+from ..host import reinterpret
+from ..addresses import TensorWrapper
 from ..interface import KernelInterface
 from ..jit import JITFunction
 from . import errors, jit       # the modules, as in Triton (`triton.runtime.jit.TensorWrapper`)
