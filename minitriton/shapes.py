@@ -76,6 +76,26 @@ def expand_dims(x, axis):
     return _with_shape(x, tuple(shape), tuple(steps) if steps is not None else None)
 
 
+def unsqueeze(x, dim):
+    """A length-1 dimension inserted at `dim` (Triton's inverse of squeeze; expand_dims)."""
+    return expand_dims(x, dim)
+
+
+def squeeze(x, dim):
+    """The length-1 dimension `dim` removed; a longer one is refused, as Triton checks it when it
+    compiles."""
+    x = to_tensor(x)
+    dim, ndim = constexpr_value(dim), len(x.shape)
+    if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)) or not -ndim <= dim < ndim:
+        raise ValueError(f"squeeze: invalid dim {dim!r} for a block of shape {list(x.shape)}")
+    dim = int(dim) % ndim
+    if x.shape[dim] != 1:
+        raise ValueError(f"squeeze: dimension {dim} of a block of shape {list(x.shape)} has length "
+                         f"{x.shape[dim]}, not 1")
+    steps = (x.aff[1][:dim] + x.aff[1][dim + 1:]) if x.aff is not None else None
+    return _with_shape(x, x.shape[:dim] + x.shape[dim + 1:], steps)
+
+
 def reshape(x, *shape, can_reorder=False):
     """`tl.reshape(x, (a, b))` or `tl.reshape(x, a, b)`, as Triton takes either."""
     if len(shape) == 1 and isinstance(constexpr_value(shape[0]), (tuple, list)):

@@ -543,3 +543,26 @@ def test_an_advance_whose_result_is_thrown_away_is_refused(form, call):
     discarded_advance_kernel[(1,)](x, y, 32, 2)
     np.testing.assert_array_equal(y, x.reshape(4, 4, 8).sum(1))
 
+
+
+@mt.jit
+def _squeezed(x_ptr, o_ptr):
+    x = tl.load(x_ptr + tl.arange(0, 4)[:, None] * 8 + tl.arange(0, 8)[None, :])
+    y = tl.unsqueeze(x, 1)
+    tl.static_assert(y.shape == [4, 1, 8])
+    row_total = tl.sum(tl.squeeze(tl.unsqueeze(tl.arange(0, 8), 0), 0))
+    tl.store(o_ptr + tl.arange(0, 4)[:, None] * 8 + tl.arange(0, 8)[None, :], y.squeeze(-2) + row_total)
+
+
+@mt.jit
+def _squeeze_long(o_ptr):
+    tl.store(o_ptr + tl.arange(0, 4), tl.squeeze(tl.arange(0, 4), 0))
+
+
+def test_squeeze_and_unsqueeze_as_triton_s_main_documents_them():
+    x = np.arange(32, dtype=np.int32)
+    out = np.zeros(32, np.int32)
+    _squeezed[(1,)](x, out)
+    np.testing.assert_array_equal(out, x + 28)
+    with pytest.raises(mt.CompilationError, match="dimension 0 of a block of shape \\[4\\] has length 4, not 1"):
+        _squeeze_long[(1,)](out)

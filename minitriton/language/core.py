@@ -11,7 +11,7 @@ from ..aggregates import aggregate as _aggregate  # noqa: F401 (triton.language.
 from .. import tensor as _tensor
 from ..creation import program_id, num_programs, arange, zeros, zeros_like, full_like, cdiv
 from ..casts import cast, full
-from ..shapes import expand_dims, reshape, view, broadcast_to, broadcast, permute, trans, ravel, item
+from ..shapes import expand_dims, reshape, view, broadcast_to, broadcast, permute, trans, ravel, item, squeeze, unsqueeze
 from ..elementwise import (exp, exp2, log, log2, sqrt, rsqrt, sin, cos, floor, ceil, sigmoid, erf, abs, maximum,
                            minimum, clamp, fma, where, PropagateNan, umulhi, fdiv, div_rn, sqrt_rn, swizzle2d,
                            map_elementwise)
@@ -48,6 +48,7 @@ from . import target_info
 # first, looked up by the tensor class (tensor.FROM_ABOVE) since this layer is above it
 TENSOR_METHODS = (
     "cast", "broadcast_to", "expand_dims", "view", "permute", "ravel", "trans", "split", "join", "interleave",
+    "squeeze", "unsqueeze",
     "sum", "max", "min", "argmax", "argmin", "xor_sum", "reduce_or", "cumsum", "cumprod", "reduce", "associative_scan",
     "sort", "flip", "topk", "gather", "histogram", "sigmoid", "softmax", "exp", "exp2", "log", "log2", "sqrt",
     "rsqrt", "sqrt_rn", "sin", "cos", "abs", "floor", "ceil", "erf", "fma", "umulhi", "item")
