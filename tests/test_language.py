@@ -566,3 +566,21 @@ def test_squeeze_and_unsqueeze_as_triton_s_main_documents_them():
     np.testing.assert_array_equal(out, x + 28)
     with pytest.raises(mt.CompilationError, match="dimension 0 of a block of shape \\[4\\] has length 4, not 1"):
         _squeeze_long[(1,)](out)
+
+
+@mt.jit
+def _methods_of_pointers(x_ptr, o_ptr, c_ptr):
+    x = tl.load(x_ptr + tl.arange(0, 8))
+    (o_ptr + tl.arange(0, 8)).store(x.cdiv(3))
+    c_ptr.atomic_add(2)
+    c_ptr.atomic_max(5)
+    (c_ptr + 1).atomic_cas(0, 7)
+
+
+def test_store_cdiv_and_atomics_are_tensor_methods_as_in_triton():
+    x = np.arange(8, dtype=np.int32)
+    out = np.zeros(8, np.int32)
+    counters = np.zeros(2, np.int32)
+    _methods_of_pointers[(2,)](x, out, counters)
+    np.testing.assert_array_equal(out, (x + 2) // 3)
+    np.testing.assert_array_equal(counters, [5, 7])     # 2 + 2, then max with 5; the cas swaps once

@@ -48,7 +48,8 @@ from . import target_info
 # first, looked up by the tensor class (tensor.FROM_ABOVE) since this layer is above it
 TENSOR_METHODS = (
     "cast", "broadcast_to", "expand_dims", "view", "permute", "ravel", "trans", "split", "join", "interleave",
-    "squeeze", "unsqueeze",
+    "squeeze", "unsqueeze", "store", "cdiv", "atomic_add", "atomic_and", "atomic_cas", "atomic_max", "atomic_min",
+    "atomic_or", "atomic_xchg", "atomic_xor",
     "sum", "max", "min", "argmax", "argmin", "xor_sum", "reduce_or", "cumsum", "cumprod", "reduce", "associative_scan",
     "sort", "flip", "topk", "gather", "histogram", "sigmoid", "softmax", "exp", "exp2", "log", "log2", "sqrt",
     "rsqrt", "sqrt_rn", "sin", "cos", "abs", "floor", "ceil", "erf", "fma", "umulhi", "item")
