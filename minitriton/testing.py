@@ -311,8 +311,9 @@ def _type_name(dtype, what) -> str:
     dtype = D.constexpr_value(dtype)
     if isinstance(dtype, D.dtype):
         return dtype.name
-    if isinstance(dtype, str) and D.annotated_type(dtype) is not None:
-        return D.annotated_type(dtype).name
+    named = D.annotated_type(dtype) if isinstance(dtype, str) else None
+    if named is not None:
+        return named.name
     try:
         return D.from_numpy(dtype).name
     except TypeError:
