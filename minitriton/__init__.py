@@ -1,4 +1,6 @@
-"""minitriton: a Triton-compatible block language executed on the CPU."""
+"""minitriton: a Triton-compatible block language executed on the CPU.  `__version__` is the Triton
+release it answers for (compat.TRITON_VERSION), as code written for Triton reads it; the
+project's own version is its package's (`importlib.metadata.version("minitriton")`)."""
 import importlib
 
 from .jit import jit, JITFunction, one_program_at_a_time
@@ -7,13 +9,14 @@ from .interface import KernelInterface
 from .memory import OutOfBoundsError
 from .errors import TritonError, CompilationError, InterpreterError
 from .addresses import data_ptr, TensorWrapper
-from . import language, compiler, knobs, tools
+from . import language, compiler, knobs, tools, backends
+from .compat import TRITON_VERSION as __version__
 from .compiler import compile
 from .configs import Config
 from .aggregates import aggregate, constexpr_function
 from .hypogpu import OutOfResources
 
-__all__ = ["jit", "JITFunction", "KernelInterface", "TensorWrapper", "cdiv", "next_power_of_2", "one_program_at_a_time", "reinterpret", "set_allocator", "OutOfBoundsError", "TritonError", "CompilationError", "InterpreterError", "data_ptr", "language", "compiler", "compile", "tools", "Config", "aggregate", "constexpr_function", "OutOfResources", "knobs"]
+__all__ = ["jit", "JITFunction", "KernelInterface", "TensorWrapper", "cdiv", "next_power_of_2", "one_program_at_a_time", "reinterpret", "set_allocator", "OutOfBoundsError", "TritonError", "CompilationError", "InterpreterError", "data_ptr", "language", "compiler", "compile", "tools", "backends", "Config", "aggregate", "constexpr_function", "OutOfResources", "knobs"]
 
 
 def __getattr__(name):

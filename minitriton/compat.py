@@ -10,6 +10,13 @@ from __future__ import annotations
 
 from . import language as tl
 
+# the Triton release whose language and runtime minitriton answers for: `minitriton.__version__`,
+# so that library code choosing a path by Triton's version (`Version(triton.__version__) >=
+# Version("3.0")`: libdevice from `tl.extra`, not `tl.math`) takes the one that runs here.  Every
+# name of TRITON_LANGUAGE (which holds this release's `__all__` and later ones) resolves, and the
+# older spellings libraries still write run too (docs/executor.md).
+TRITON_VERSION = "3.5.0"
+
 TRITON_LANGUAGE = (
     # types
     "dtype", "pointer_type", "block_type", "function_type", "const", "constexpr", "tensor", "void",

@@ -179,3 +179,54 @@ def test_a_tensor_wrapper_s_address_reads_as_its_type_even_where_the_bytes_are_r
     out = np.zeros(4, np.float32)
     _load_fp8_at[(1,)](np.array([wrapped.data_ptr()], np.int64), out, N=4)
     np.testing.assert_array_equal(out, [1, 2, -1, 0])
+
+
+def test_version_is_the_triton_release_answered_for_and_gates_as_library_code_expects():
+    from minitriton.compat import TRITON_VERSION
+
+    assert mt.__version__ == TRITON_VERSION
+    major, minor = (int(p) for p in mt.__version__.split(".")[:2])
+    assert (major, minor) >= (3, 0)     # a library choosing by version takes `tl.extra`'s libdevice: it runs here
+    from minitriton.language.extra import libdevice
+    assert callable(libdevice.tanh)
+
+
+def test_modules_code_written_for_triton_imports_from():
+    import importlib
+
+    from minitriton.backends.compiler import GPUTarget
+    from minitriton.compiler.compiler import ASTSource, CompiledKernel
+    from minitriton.language.random import N_ROUNDS_DEFAULT, philox, randint4x
+    from minitriton.runtime.autotuner import Autotuner, OutOfResources
+
+    assert mt.runtime.driver.active.get_current_target() == GPUTarget("cuda", 80, 32)
+    kernel = mt.compile(ASTSource(double, signature={"x_ptr": "*fp32"}, constexprs={"N": 4}),
+                        target=GPUTarget("cuda", 80, 32))
+    assert isinstance(kernel, CompiledKernel)
+    assert N_ROUNDS_DEFAULT == 10 and randint4x is tl.randint4x and philox is tl.philox
+    assert OutOfResources is mt.OutOfResources and Autotuner is importlib.import_module("autotune").RuntimeAutotuner
+    assert mt.runtime.autotuner is importlib.import_module("minitriton.runtime.autotuner")
+    with pytest.raises(AttributeError, match="no attribute 'autotuner'"):
+        mt.runtime.autotuner.autotuner
+
+
+def test_the_active_driver_can_be_swapped_for_a_stand_in_and_back():
+    driver = mt.runtime.driver
+    default = driver.active
+    assert driver.default is default
+
+    class StandIn:
+        def get_current_device(self):
+            return 7
+
+    try:
+        driver.set_active(StandIn())
+        assert driver.active.get_current_device() == 7 and driver.default is default
+        x = np.ones(4, np.float32)
+        double[(1,)](x, N=4)                 # launches still run on HypoGPU
+        np.testing.assert_array_equal(x, 2)
+    finally:
+        driver.reset_active()
+    assert driver.active is default
+    with pytest.raises(TypeError, match="set_active: expected a driver"):
+        driver.set_active(None)

@@ -2,6 +2,8 @@
 `reinterpret`, the errors, `driver`: the device as HypoGPU models it) from minitriton, and the tuner's (`Autotuner` with Triton's
 constructor, `Heuristics`, `autotune`, `heuristics`) from the autotune package, loaded on first
 use by this module's `__getattr__`, as minitriton's own package does."""
+import importlib
+
 from ..configs import Config
 from ..errors import InterpreterError
 from ..hypogpu import OutOfResources
@@ -20,6 +22,8 @@ __all__ = ["Config", "InterpreterError", "OutOfResources", "JITFunction", "Kerne
 
 
 def __getattr__(name):
+    if name == "autotuner":     # the module (`triton.runtime.autotuner.Autotuner`), as Triton's package loads it
+        return importlib.import_module(f".{name}", __name__)
     if name in _TUNER_NAMES:
         import autotune as _autotune   # the upward alias, on first use (setup.cfg's contracts ignore it)
         return getattr(_autotune, _TUNER_NAMES[name])

@@ -141,8 +141,25 @@ class ActiveDriver:
 
 
 class DriverConfig:
-    """`triton.runtime.driver`: `.active` is the one device there is."""
-    active = ActiveDriver()
+    """`triton.runtime.driver`: `.default` is the one device there is, and `.active` too unless
+    `set_active` names another object to answer for it (a test's stand-in, as Triton's tests swap
+    drivers); launches run on HypoGPU whatever `.active` is.  `reset_active` goes back."""
+
+    def __init__(self):
+        self.default = ActiveDriver()
+        self._active = None
+
+    @property
+    def active(self):
+        return self.default if self._active is None else self._active
+
+    def set_active(self, driver):
+        if driver is None:
+            raise TypeError("set_active: expected a driver object, got None (reset_active() restores the default)")
+        self._active = driver
+
+    def reset_active(self):
+        self._active = None
 
 
 driver = DriverConfig()
