@@ -166,6 +166,10 @@ class Replay:
         if not isinstance(keys, list) or not keys or not all(isinstance(k, str) for k in keys):
             raise ReplayFileError(f"Replay: {self.path}: tune_params_keys must be a list of parameter names, got "
                                   f"{str(keys)[:120]}")
+        twice = sorted({k for k in keys if keys.count(k) > 1})
+        if twice:
+            raise ReplayFileError(f"Replay: {self.path}: tune_params_keys names {', '.join(map(repr, twice))} more "
+                                  f"than once: {keys!r}")
         if not isinstance(params, dict) or set(keys) != set(params):
             raise ReplayFileError(f"Replay: {self.path}: tune_params_keys {keys!r} and tune_params "
                                   f"{sorted(params) if isinstance(params, dict) else str(params)[:120]} do not match")

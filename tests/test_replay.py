@@ -341,6 +341,8 @@ def test_hostile_files_cost_only_themselves(tmp_path, monkeypatch):
                             r"tune_params\['a'\] must be a list of values"),
         "list_key.json": (json.dumps({**header, "tune_params_keys": [["a"]], "cache": {"1": {"time": 1}}}),
                           "tune_params_keys must be a list of parameter names"),
+        "twice.json": (json.dumps({**header, "tune_params_keys": ["a", "a"], "cache": {"1,1": {"time": 1}}}),
+                       "tune_params_keys names 'a' more than once"),
         "list_value.json": (json.dumps({**header, "cache": {"1": {"a": [1], "time": 1}}}),
                             "has a parameter value that is not a number"),
         "entry_list.json": (json.dumps({**header, "cache": {"1": [1, 2]}}), "is not a record"),
