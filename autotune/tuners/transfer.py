@@ -38,6 +38,19 @@ The schedule, in proposals:
   against 67.9 % with the picks kept and 88.6 % without transfer).  What forgetting costs:
   convolution on the W6600, whose NVIDIA sources happened to lead the GP to a config at 99 % of
   its optimum, now does as well as no transfer (83.6 % after 100), no better.
+
+What a misleading source still costs: point-in-polygon on the 2080 Ti, whose sources (the
+laptop and the Titan) rank its configs well (rank correlation 0.7-1.0) but favour a plateau at
+85 % of its optimum, is at 87.8 % after 25 measurements with transfer against 98.4 % without (20
+seeds; after 50, 99.7 % both).  The arm retires after 9-14 measurements, its picks are forgotten,
+and the base starts its random start again.  Tried on 2026-12-06 at 25 and 50 measurements on all
+17 leave-one-GPU-out targets (20 seeds), and not taken:
+- keeping the picks when the arm retires: 96.7 % there after 25, but convolution on the A100 falls
+  to 67.9 % after 100 (against 90.9 %, and 88.6 % without transfer), a goal missed;
+- telling the Parzen member the picks too: 94.7 %, and the A100 at 67.9 % after 100, 84.2 % after 200;
+- PATIENCE 3: 96.0 %, but dedispersion on the W6600 falls to 93.2 % after 25 and convolution on the
+  3060 laptop to 97.4 % after 50, two goals missed (PATIENCE 4: 92.2 %, the same two misses);
+- one transfer proposal in two while trusted (RATIO_TRUSTED 1): 84.9 %; no prior mean for the GP: 86.7 %.
 """
 from __future__ import annotations
 
