@@ -300,8 +300,11 @@ def _conversion(opcode, mods):
         half = NUMPY[to[:-2]]
         return "b32", ["f32", "f32"], lambda a, b: (a.astype(half).view(np.uint16).astype(np.uint32) << np.uint32(16)) \
             | b.astype(half).view(np.uint16).astype(np.uint32)
+    if to in ("f16x2", "bf16x2") and "rs" in flags:
+        raise Unsupported(f"{opcode}: stochastic rounding (.rs, sm_100 on) is not run: which bits of rbits round "
+                          f"which half is not pinned down here (cvt.rn.{to}.f32 is run)")
     if to not in NUMPY or frm not in NUMPY or "pred" in (to, frm):
-        raise Unsupported(f"{opcode}: a conversion between types PTX names")
+        raise Unsupported(f"{opcode}: a conversion this executor does not run (types {to} from {frm})")
     ftz = "ftz" in flags and frm == "f32"
     sat = "sat" in flags
     flags -= {"ftz", "sat"}
