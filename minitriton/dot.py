@@ -16,6 +16,7 @@ from . import context
 from .tensor import FROM_ABOVE, broadcast_shape, tensor, to_tensor, round_to, POOL, MemoryPressure
 from .arithmetic import binary, constexpr_value
 from .casts import cast
+from .shapes import trans
 from . import expressions
 from .expressions import Expression
 from .storage import program_view, same_source, one_window
@@ -485,8 +486,15 @@ def _split_dot(a, b, acc, prec, out_dtype):
 
 
 def dot(input, other, acc=None, input_precision=None, allow_tf32=None, max_num_imprecise_acc=None,
-        out_dtype=D.float32):
+        out_dtype=D.float32, *, trans_a=False, trans_b=False):
+    """`trans_a` / `trans_b`: Triton 2.0's way of taking an operand transposed (`tl.dot(q, k,
+    trans_b=True)` in kernels of that time, FlashAttention's first Triton version among them),
+    which Triton 2.1 replaced by `tl.trans`; the same as transposing the operand first."""
     a, b = to_tensor(input), to_tensor(other)
+    if constexpr_value(trans_a):
+        a = trans(a)
+    if constexpr_value(trans_b):
+        b = trans(b)
     if len(a.shape) not in (2, 3) or len(b.shape) != len(a.shape):
         raise ValueError(f"tl.dot needs two 2-D (or two 3-D) blocks, got shapes {list(a.shape)} and {list(b.shape)}")
     if a.shape[-1] != b.shape[-2] or a.shape[:-2] != b.shape[:-2]:

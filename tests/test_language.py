@@ -188,6 +188,26 @@ def test_dot_refuses_an_unknown_precision():
 
 
 @mt.jit
+def dot_transposed_kernel(a_ptr, b_ptr, c_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr,
+                          TA: tl.constexpr, TB: tl.constexpr):
+    """Triton 2.0's spelling: operands stored transposed (a as K x M, b as N x K), taken by flags."""
+    m, n, k = tl.arange(0, M), tl.arange(0, N), tl.arange(0, K)
+    a = tl.load(a_ptr + k[:, None] * M + m[None, :]) if TA else tl.load(a_ptr + m[:, None] * K + k[None, :])
+    b = tl.load(b_ptr + n[:, None] * K + k[None, :]) if TB else tl.load(b_ptr + k[:, None] * N + n[None, :])
+    tl.store(c_ptr + m[:, None] * N + n[None, :], tl.dot(a, b, trans_a=TA, trans_b=TB))
+
+
+@pytest.mark.parametrize("ta, tb", [(False, True), (True, False), (True, True)])
+def test_dot_takes_triton_2_0_transpose_flags(ta, tb):
+    rng = np.random.default_rng(3)
+    a, b = rng.standard_normal((16, 32)).astype(np.float16), rng.standard_normal((32, 8)).astype(np.float16)
+    c = np.zeros((16, 8), np.float32)
+    dot_transposed_kernel[(1,)](np.ascontiguousarray(a.T) if ta else a, np.ascontiguousarray(b.T) if tb else b, c,
+                                M=16, N=8, K=32, TA=ta, TB=tb)
+    np.testing.assert_allclose(c, a.astype(np.float32) @ b.astype(np.float32), rtol=1e-5, atol=1e-5)
+
+
+@mt.jit
 def atomic_kernel(x_ptr, hist_ptr, mx_ptr, old_ptr, N: tl.constexpr, BINS: tl.constexpr):
     offs = tl.program_id(0) * N + tl.arange(0, N)
     x = tl.load(x_ptr + offs)
