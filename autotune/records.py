@@ -3,6 +3,7 @@ from them, and an interrupted tuning resumes from them."""
 from __future__ import annotations
 
 import dataclasses
+import errno
 import json
 import math
 import os
@@ -138,8 +139,10 @@ class RecordLog:
     """An append-only JSON-lines file.  Each record is one write of one line, flushed at once,
     so an interrupt loses at most the measurement in flight, and concurrent writers (O_APPEND)
     never interleave within a line.  A line torn by a crash is closed before the next record,
-    so it costs only itself.  `on_error(exc)`: called when the file cannot be written (full
-    disk, read-only directory); the tuning goes on without the record on disk."""
+    so it costs only itself.  A symbolic link at the path is never followed (one planted in a
+    shared cache directory would have the log appended to whatever file it points to, and
+    read from it): it is an error like a read-only directory, and no records.  `on_error(exc)`: called when the file cannot be
+    written (full disk, read-only directory, a link); the tuning goes on without the record on disk."""
 
     def __init__(self, path, on_error=None):
         self.path = pathlib.Path(path)
@@ -149,8 +152,12 @@ class RecordLog:
         data = (record.to_json() + "\n").encode()
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_NONBLOCK", 0), 0o644)
+            fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_NONBLOCK", 0)
+                         | getattr(os, "O_NOFOLLOW", 0), 0o644)
         except OSError as e:
+            if e.errno == errno.ELOOP:
+                e = OSError(errno.ELOOP, "a symbolic link, not followed",
+                            str(self.path))
             if self.on_error is None:
                 raise
             self.on_error(e)
@@ -172,11 +179,12 @@ class RecordLog:
         junk, a time that cannot be: NaN, infinite, zero or negative) is skipped and counted,
         with one warning per file; a file that cannot be read is no records, with a warning."""
         try:
-            f = open_regular(self.path)
+            f = open_regular(self.path, follow_links=False)
         except FileNotFoundError:
             return []
         except OSError as e:
-            _warn_records(self.path, f"cannot be read ({e.strerror or e}): no records from it")
+            why = "a symbolic link, not followed" if e.errno == errno.ELOOP else e.strerror or e
+            _warn_records(self.path, f"cannot be read ({why}): no records from it")
             return []
         out, bad, first = [], 0, None
         with f:

@@ -81,6 +81,49 @@ def test_a_lock_file_planted_as_a_link_truncates_nothing(tmp_path):
     assert victim.read_text() == "keep me"
 
 
+def test_links_planted_as_the_database_or_the_records_write_to_nothing_they_point_to(tmp_path):
+    """SQLite and the records log would write through a link in a shared cache: into another
+    program's database (dropping its indexes, adding diskcache's tables), or appending to a file
+    of the user's.  A link as the results directory, as one of SQLite's files or as the records
+    log is never followed: the results are set aside and tuned afresh, the records kept in memory."""
+    victim = tmp_path / "app.db"
+    con = sqlite3.connect(victim)
+    con.execute("CREATE TABLE accounts(id, balance)")
+    con.execute("CREATE INDEX accounts_id ON accounts(id)")
+    con.commit()
+    con.close()
+    notes = tmp_path / "notes.txt"
+    notes.write_text("keep me\n")
+    before = victim.read_bytes()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "cache.db").write_bytes(before)
+    plants = {"cache.db": lambda r: os.symlink(victim, r / "cache.db"),
+              "cache.db-wal": lambda r: os.symlink(notes, r / "cache.db-wal"),
+              "results": lambda r: (r.rmdir(), os.symlink(elsewhere, r, target_is_directory=True))}
+    for i, (name, plant) in enumerate(plants.items()):
+        cache_dir = tmp_path / f"cache{i}"
+        (cache_dir / "results").mkdir(parents=True)
+        plant(cache_dir / "results")
+        with pytest.warns(RuntimeWarning, match=f"holds a symbolic link as {name}, which SQLite would write through"):
+            _call(make(cache_dir), 100)
+        assert victim.read_bytes() == before and (elsewhere / "cache.db").read_bytes() == before
+        assert notes.read_text() == "keep me\n"
+        assert list(cache_dir.glob("results.damaged-*")) and (cache_dir / "results" / "cache.db").is_file()
+        assert _call(make(cache_dir), 100) is not None                 # tuned afresh, then served
+    cache_dir = tmp_path / "cache_records"
+    cache_dir.mkdir()
+    os.symlink(notes, cache_dir / "records.jsonl")
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        _call(make(cache_dir), 100)
+    said = [str(w.message) for w in said]
+    assert any("cannot be read (a symbolic link, not followed)" in m for m in said), said   # not read as records
+    assert any("a symbolic link, not followed); serving what it holds" in m for m in said), said   # nor appended to
+    assert not any("not valid records" in m for m in said), said
+    assert notes.read_text() == "keep me\n"
+
+
 def test_a_cache_others_can_write_draws_a_warning(tmp_path):
     shared = tmp_path / "shared"
     shared.mkdir()
