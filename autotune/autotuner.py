@@ -23,6 +23,8 @@ import warnings
 import numpy as np
 
 import minitriton as mt
+from minitriton.context import launch_seconds
+from minitriton.expressions import threads
 from minitriton.hypogpu import HypoGPU, OutOfResources
 from minitriton.interface import KernelInterface
 from .cache import TuningCache, digest, offered_config
@@ -440,6 +442,11 @@ class Autotuner(KernelInterface):
         return task, configs, ckey, settings
 
     def _tune(self, key, all_args, grid) -> Config:
+        # the settings every launch reads from the environment, read before anything is measured:
+        # a bad one is the caller's error, raised here, not a failure of every config that the
+        # records would keep (the key would stay untunable after the setting is mended)
+        launch_seconds()
+        threads()
         task, configs, ckey, settings = self._plan(key, all_args, grid)
         progress = self.progress
         if not cache_enabled() or not self.caching():

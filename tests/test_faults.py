@@ -79,6 +79,25 @@ def test_a_killed_tuning_leaves_no_lock_and_a_waiter_says_whom_it_waits_for(tmp_
 
 
 # ---------------------------------------------------------------- unwritable caches
+@pytest.mark.parametrize("variable, value, match", [
+    ("MINITRITON_LAUNCH_TIMEOUT", "ten", "must be a number of seconds, got 'ten'"),
+    ("MINITRITON_LAUNCH_TIMEOUT", "-1", "must be >= 0 seconds"),
+    ("MINITRITON_THREADS", "two", "must be a positive number of threads, got 'two'"),
+])
+def test_a_bad_setting_in_the_environment_is_the_callers_error_and_poisons_no_key(tmp_path, monkeypatch, variable,
+                                                                                     value, match):
+    """Every launch reads these: set wrong, each config's measurement would fail on it, the
+    records would keep the failures, and the key would stay untunable once the setting is mended."""
+    monkeypatch.setenv(variable, value)
+    k = autotune(configs=CONFIGS, key=["M", "N"], cache_dir=tmp_path)(scale_kernel)
+    with pytest.raises(ValueError, match=f"{variable} {match}"):
+        _run(k, 100)
+    assert not RecordLog(tmp_path / "records.jsonl").read()      # nothing measured, nothing recorded
+    monkeypatch.delenv(variable)
+    _run(k, 100)                                                 # mended: tuned as if nothing happened
+    assert len(TuningCache(tmp_path).entries()) == 1
+
+
 def test_a_full_disk_keeps_the_database_and_tunes_in_memory(tmp_path, monkeypatch):
     k = autotune(configs=CONFIGS, key=["M", "N"], cache_dir=tmp_path)(scale_kernel)
     _run(k, 100)
