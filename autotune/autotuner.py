@@ -324,6 +324,8 @@ class Autotuner(KernelInterface):
         (Triton's key).  This is the hot path of every cached call: no dicts are built."""
         vals = []
         for k, pos, f in self._key_plan:
+            if pos >= len(args) and k not in kwargs:      # as the launch says it
+                raise TypeError(f"kernel '{self.__name__}' is missing argument(s): {k}")
             v = args[pos] if pos < len(args) else kwargs[k]
             vals.append(f(v) if f is not None else v)
         for a in args:
@@ -442,11 +444,8 @@ class Autotuner(KernelInterface):
         return task, configs, ckey, settings
 
     def _tune(self, key, all_args, grid) -> Config:
-        # the settings every launch reads from the environment, read before anything is measured:
-        # a bad one is the caller's error, raised here, not a failure of every config that the
-        # records would keep (the key would stay untunable after the setting is mended)
-        launch_seconds()
-        threads()
+        launch_seconds()    # settings every launch reads, read before measuring: a bad one is the
+        threads()           # caller's error, not failed configs that the records would keep
         task, configs, ckey, settings = self._plan(key, all_args, grid)
         progress = self.progress
         if not cache_enabled() or not self.caching():
@@ -470,6 +469,8 @@ class Autotuner(KernelInterface):
                     self._tell(key, best, {}, None, cache_hit=True)
                 return best
             resume = [] if cache_refresh() else latest_per_config(disk.log.read(ckey))
+            if not any(r.ok for r in resume):   # all failed: more likely the call (a grid that raises)
+                resume = []                        # than the configs; measured again once it is mended
             result = tune(task, self._search(disk, task), self.budget, self.seed, configs=configs,
                           parallel=self.parallel, devices=self.devices, remeasure=self.remeasure,
                           repeats=self.repeats, log=disk.log, key=ckey, resume=resume, progress=progress,

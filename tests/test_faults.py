@@ -98,6 +98,27 @@ def test_a_bad_setting_in_the_environment_is_the_callers_error_and_poisons_no_ke
     assert len(TuningCache(tmp_path).entries()) == 1
 
 
+def test_a_call_every_config_failed_on_is_measured_again_once_mended(tmp_path):
+    """A grid that raises fails every config, and the records keep the failures; resumed from
+    them, the key would stay failed after the grid is mended.  When nothing recorded ran, the
+    next call measures afresh."""
+    k = autotune(configs=CONFIGS, key=["M", "N"], cache_dir=tmp_path)(scale_kernel)
+    x, y = np.ones((100, 256), np.float32), np.zeros((100, 256), np.float32)
+    with pytest.raises(Exception, match="could run.*ZeroDivisionError"):
+        k[lambda meta: (1 // 0,)](x, y, 100, 256)
+    failed = RecordLog(tmp_path / "records.jsonl").read()
+    assert failed and not any(r.ok for r in failed)
+    _run(k, 100)                                                 # the grid mended: tuned, right answer
+    assert len(TuningCache(tmp_path).entries()) == 1
+
+
+def test_a_key_argument_left_out_is_named_as_the_launch_names_it(tmp_path):
+    k = autotune(configs=CONFIGS, key=["M", "N"], cache_dir=tmp_path)(scale_kernel)
+    x = np.ones((100, 256), np.float32)
+    with pytest.raises(TypeError, match="kernel 'scale_kernel' is missing argument\\(s\\): N"):
+        k[(1, 1)](x, x.copy(), 100)
+
+
 def test_a_full_disk_keeps_the_database_and_tunes_in_memory(tmp_path, monkeypatch):
     k = autotune(configs=CONFIGS, key=["M", "N"], cache_dir=tmp_path)(scale_kernel)
     _run(k, 100)
