@@ -113,6 +113,11 @@ def tune(task, tuner=None, budget: int | None = None, seed: int = 0, measurer=No
     as they predict this GPU (tuners/transfer.py)."""
     if budget is not None and (isinstance(budget, bool) or not isinstance(budget, numbers.Integral) or budget < 1):
         raise ValueError(f"tune: budget must be a positive int (a number of measurements), got {budget!r}")
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
+        raise ValueError(f"tune: seed must be an int >= 0, got {seed!r}")
+    if parallel is not None and parallel is not False and (isinstance(parallel, bool) or not isinstance(
+            parallel, (numbers.Integral, str)) or isinstance(parallel, numbers.Integral) and parallel < 1):
+        raise ValueError(f"tune: parallel must be None, a positive int, 'ray' or a Ray address, got {parallel!r}")
     budget = None if budget is None else int(budget)
     run = Tuning(task, tuner, seed, measurer, configs, batch_size, repeats, log, key, resume, progress, budget,
                  parallel, devices, transfer)

@@ -265,6 +265,21 @@ def test_an_impossible_time_is_a_failed_measurement(bad):
     assert np.isfinite(result.simulated_seconds)
 
 
+@pytest.mark.parametrize("argument, value, match", [
+    ("seed", "a", "seed must be an int >= 0, got 'a'"), ("seed", -1, "seed must be an int >= 0"),
+    ("seed", 1.5, "seed must be an int >= 0"), ("seed", True, "seed must be an int >= 0"),
+    ("parallel", 0, "parallel must be None, a positive int"), ("parallel", -2, "parallel must be None"),
+    ("parallel", 2.5, "parallel must be None"),
+])
+def test_a_bad_seed_or_pool_is_refused_naming_it_before_anything_is_measured(argument, value, match):
+    """(A seed of the wrong kind reached numpy's SeedSequence, whose error named no argument; a
+    pool of 0 or -2 processes was ignored wherever no pool was made.)"""
+    import kernels
+    from kernels.shapes import SHAPES
+    with pytest.raises(ValueError, match=f"tune: {match}"):
+        tune(Task(kernels.matmul, **SHAPES["small"]), "random", budget=4, **{argument: value})
+
+
 @pytest.mark.parametrize("budget", [1.5, float("nan"), "8", 0, True])
 def test_bad_budgets_are_refused_naming_the_budget(budget):
     import kernels
