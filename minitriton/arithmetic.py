@@ -13,7 +13,7 @@ from .expressions import Expression
 from .affine import (COMPARE, affine_block_fast, affine_compare, affine_int_fast, affine_result, int_block_fast,
                      int_div, keep_affine, runs_of, scalar_int_fast)
 from .dtypes import constexpr_value
-from .tensor import FROM_ABOVE, POOL, broadcast_shape, tensor, to_tensor, round_to
+from .tensor import FROM_ABOVE, POOL, broadcast_shape, check_lockstep_bytes, tensor, to_tensor, round_to
 from .boxes import box_and, box_compare
 
 
@@ -79,7 +79,11 @@ def _pooled(ufunc, va, vb, dt, shape):
     blocks keeps them until it ends, and fresh arrays each time would fault their pages in anew.
     `shape`: the block's (va and vb are aligned to it, one row or one per program)."""
     rows = max(va.shape[0] if va.ndim else 1, vb.shape[0] if vb.ndim else 1)
-    if rows * math.prod(shape) * va.itemsize < POOLED_BYTES or va.dtype != vb.dtype:
+    nbytes = rows * math.prod(shape) * va.itemsize
+    if nbytes < POOLED_BYTES:
+        return ufunc(va, vb)
+    check_lockstep_bytes(rows, nbytes)
+    if va.dtype != vb.dtype:
         return ufunc(va, vb)
     return ufunc(va, vb, out=POOL.empty((rows,) + tuple(shape), va.dtype))
 

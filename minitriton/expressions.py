@@ -39,7 +39,7 @@ import numba
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from .tensor import POOL
+from .tensor import POOL, check_lockstep_bytes
 
 MIN_ELEMENTS = 1 << 16   # results smaller than this are computed at once: compiling would cost more
 MAX_NODES = 12           # steps in one expression (each leaf and operation counts)
@@ -81,7 +81,9 @@ class Expression:
     def evaluate(self, out=None) -> np.ndarray:
         """The values, in a new array or in `out` (of the full shape and type; rows of contiguous
         elements, which may be a stride apart: storage.Region)."""
-        out = POOL.empty(self.full, self.dtype) if out is None else out
+        if out is None:
+            check_lockstep_bytes(self.full[0] if self.full else 1, math.prod(self.full) * self.dtype.itemsize)
+            out = POOL.empty(self.full, self.dtype)
         bounds = _parts(self.full, PARALLEL_UNARY if self.op in _UNARY else PARALLEL_ELEMENTS)
         if len(bounds) > 2:     # one part per thread, the first on this one
             pool, state = _threads(), np.geterr()

@@ -490,12 +490,14 @@ class JITFunction(KernelInterface):
                                                     warps)
                                   for start in range(0, pids.shape[0], rows)]
                         break
-                    except MemoryPressure:
+                    except MemoryPressure as why:
                         if rows == 1:
                             raise
                         for b in buffers:
                             b.reset()
-                        rows = max(1, rows // 8)
+                        rows = max(1, min(rows, pids.shape[0]) // 8)
+                        path = f"lockstep ({rows} programs at a time: {why})"
+                        self._groups[schedule] = (rows, why)
                     except Stalled as why:
                         # programs wait for one parked in the same group (a lock): smaller groups,
                         # run one after another in program order, as a GPU may schedule them

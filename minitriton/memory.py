@@ -7,13 +7,15 @@ active (a divergent branch or loop they do not take) neither read nor write.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .dtypes import constexpr_value
 from . import dtypes as D
 from . import addresses, block_ptr, boxes, context, counting, gathers
 from .storage import Buffer, OutOfBoundsError, Region, Window, window, program_view  # noqa: F401 (OutOfBoundsError: users import it here)
-from .tensor import FROM_ABOVE, POISON, broadcast_shape, tensor, to_tensor, broadcast_rows
+from .tensor import FROM_ABOVE, POISON, broadcast_shape, check_lockstep_bytes, tensor, to_tensor, broadcast_rows
 from .affine import affine_bounds
 from .fast_loops import bounds
 from .arithmetic import binary
@@ -325,6 +327,7 @@ def load(pointer, mask=None, other=None, boundary_check=(), padding_option="", c
                 return t
             vals = t.v
         else:
+            check_lockstep_bytes(base.shape[0], base.shape[0] * math.prod(pointer.shape) * src.itemsize)
             vals = window(src, steps, pointer.shape)[base] if pointer.shape else src[base]
         if fill_rows is not None:
             m = ~fill_rows.reshape((-1,) + (1,) * len(pointer.shape))
@@ -339,6 +342,7 @@ def load(pointer, mask=None, other=None, boundary_check=(), padding_option="", c
         if boxed is not None:
             return boxed
         off, m = materialized(pointer, m, "load")
+        check_lockstep_bytes(off.shape[0] if off.ndim else 1, off.size * src.itemsize)
         vals = src[off] if src.size else np.zeros(off.shape, src.dtype)  # an empty argument: all masked
     if m is not None:
         vals = np.where(m, vals, _fill(other, buf, src, pointer))

@@ -55,6 +55,18 @@ class MemoryPressure(Exception):
     """Lockstep values of this many programs would not fit: run fewer programs at a time."""
 
 
+# one value of a lockstep group larger than this (every program's block of it) asks the launch
+# to run fewer programs at a time (jit.py): 4,096 programs reducing 2**20-element blocks would
+# otherwise make 16 GB values, where a GPU holds one block per running program
+LOCKSTEP_VALUE_BYTES = 256 << 20
+
+
+def check_lockstep_bytes(rows: int, nbytes: int):
+    """Raise MemoryPressure before making a value of `nbytes` for `rows` programs that is over budget."""
+    if rows > 1 and nbytes > LOCKSTEP_VALUE_BYTES:
+        raise MemoryPressure(f"a value of {nbytes >> 20} MB for {rows} programs in lockstep")
+
+
 def round_to(x: np.ndarray, dt) -> np.ndarray:
     """Round container values to the precision of `dt`."""
     if dt is D.float16:

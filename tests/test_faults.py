@@ -344,6 +344,35 @@ def test_huge_grids_fail_fast():
     assert time.monotonic() - t < 5
 
 
+@mt.jit
+def _block_norms(x_ptr, out_ptr, step, BLOCK: tl.constexpr, SHARED: tl.constexpr):
+    """Every program reduces a whole block; with SHARED, the same block scaled by its id."""
+    pid = tl.program_id(0)
+    offs = tl.arange(0, BLOCK)
+    v = tl.load(x_ptr + offs) * (pid + 1) if SHARED else tl.load(x_ptr + pid * step + offs)
+    tl.store(out_ptr + pid, tl.sum(v * v))
+
+
+@pytest.mark.parametrize("shared", [True, False])
+def test_lockstep_values_over_budget_run_fewer_programs_at_a_time(monkeypatch, shared):
+    """All programs' blocks of one value are held at once in lockstep: 4,096 programs of
+    2**20-element blocks would make 16 GB values.  Over the budget, the launch runs fewer programs
+    at a time (the same results), and the next launch starts there."""
+    import minitriton.tensor as tensor_module
+    monkeypatch.setattr(tensor_module, "LOCKSTEP_VALUE_BYTES", 1 << 20)   # 1 MB: 64 programs x 64 KB are 4 MB
+    programs, block = 64, 1 << 14
+    x = np.random.default_rng(0).standard_normal(block * (1 if shared else programs)).astype(np.float32)
+    out = np.zeros(programs, np.float32)
+    _block_norms[(programs,)](x, out, 0 if shared else block, BLOCK=block, SHARED=shared)
+    rows = x.reshape(-1, block).astype(np.float64)
+    want = [((rows[0] * (p + 1)) ** 2).sum() if shared else (rows[p] ** 2).sum() for p in range(programs)]
+    np.testing.assert_allclose(out, want, rtol=1e-4)
+    path = _block_norms.last_launch["path"]
+    assert path.startswith("lockstep (8 programs at a time: a value of") and "for 64 programs in lockstep" in path
+    _block_norms[(programs,)](x, out, 0 if shared else block, BLOCK=block, SHARED=shared)
+    assert _block_norms.last_launch["path"].startswith("lockstep (8 programs at a time, as the last launch")
+
+
 # ---------------------------------------------------------------- watching a tuning
 def test_progress_is_shown_when_asked_and_quiet_off_a_terminal(tmp_path, capsys, monkeypatch):
     _run(autotune(configs=CONFIGS, key=["M", "N"], cache_dir=tmp_path / "a", progress=True)(scale_kernel))
