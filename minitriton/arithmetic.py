@@ -13,7 +13,8 @@ from .expressions import Expression
 from .affine import (COMPARE, affine_block_fast, affine_compare, affine_int_fast, affine_result, int_block_fast,
                      int_div, keep_affine, runs_of, scalar_int_fast)
 from .dtypes import constexpr_value
-from .tensor import FROM_ABOVE, POOL, broadcast_shape, check_lockstep_bytes, tensor, to_tensor, round_to
+from .tensor import (FROM_ABOVE, POOL, broadcast_shape, check_lockstep_bytes, check_lockstep_result, tensor, to_tensor,
+                     round_to)
 from .boxes import box_and, box_compare
 
 
@@ -260,6 +261,8 @@ def binary(a, b, op: str) -> tensor:
         # the same in every lane of a program (decided masks combined with &): compute once per program
         lanes = shape
         va, vb = va[(slice(None),) + (slice(0, 1),) * nd], vb[(slice(None),) + (slice(0, 1),) * nd]
+    if lanes is None:
+        check_lockstep_result(shape, 1 if op in COMPARE else np.dtype(dt.container).itemsize, va, vb)
     if op == "rshift" and signed_left and not dt.is_signed() and not dt.is_bool():
         # Triton shifts arithmetically when the left operand is signed, whatever the type it computes in
         sdt = np.dtype(f"i{dt.np.itemsize}")

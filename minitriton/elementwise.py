@@ -9,7 +9,7 @@ import numpy as np
 
 from . import context, expressions, fast_loops
 from . import dtypes as D
-from .tensor import FROM_ABOVE, broadcast_shape, tensor, to_tensor, round_to
+from .tensor import FROM_ABOVE, broadcast_shape, check_lockstep_result, tensor, to_tensor, round_to
 from .affine import aligned_steps, running_rows
 from .arithmetic import constexpr_value, elementwise_alu, operands, rows_aligned
 from .shapes import broadcast_to
@@ -53,7 +53,9 @@ def _binary_fn(name, fn):
         y = to_tensor(y, x)
         dt = D.promote(x.dtype, y.dtype)
         shape = broadcast_shape(x.shape, y.shape)
-        out = fn(rows_aligned(x, len(shape), dt), rows_aligned(y, len(shape), dt))
+        a, b = rows_aligned(x, len(shape), dt), rows_aligned(y, len(shape), dt)
+        check_lockstep_result(shape, np.dtype(dt.container).itemsize, a, b)
+        out = fn(a, b)
         return elementwise_alu(tensor(out.astype(dt.container, copy=False), dt, shape))
     op.__name__ = name
     return op
@@ -161,6 +163,7 @@ def where(condition, x, y, *, every_program=False):
     shape = broadcast_shape(broadcast_shape(condition.shape, x.shape), y.shape)
     nd = len(shape)
     c, a, b = rows_aligned(condition, nd).astype(bool, copy=False), rows_aligned(x, nd, dt), rows_aligned(y, nd, dt)
+    check_lockstep_result(shape, np.dtype(dt.container).itemsize, c, a, b)
     out = fast_loops.select(c, a, b)
     return tensor(np.where(c, a, b) if out is None else out, dt, shape)
 

@@ -67,6 +67,14 @@ def check_lockstep_bytes(rows: int, nbytes: int):
         raise MemoryPressure(f"a value of {nbytes >> 20} MB for {rows} programs in lockstep")
 
 
+def check_lockstep_result(shape, itemsize: int, *aligned):
+    """check_lockstep_bytes for a result of block `shape` made from arrays aligned to it (one row
+    each, or one per program)."""
+    rows = max([a.shape[0] for a in aligned if a.ndim] or [1])
+    if rows > 1:
+        check_lockstep_bytes(rows, rows * math.prod(shape) * itemsize)
+
+
 def round_to(x: np.ndarray, dt) -> np.ndarray:
     """Round container values to the precision of `dt`."""
     if dt is D.float16:
