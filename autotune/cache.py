@@ -321,12 +321,10 @@ def _foreign_schema(con: sqlite3.Connection) -> list:
             if (t, n, sql) not in mine and not (t == "index" and (t, n) not in names and n.startswith("sqlite_"))]
 
 
-DB_FILES = ("cache.db", "cache.db-wal", "cache.db-shm", "cache.db-journal")   # SQLite's files of a database
-
-
 def _planted_link(results: pathlib.Path) -> str | None:
-    """What in the results directory is a symbolic link (itself, or one of SQLite's files), or None."""
-    return results.name if results.is_symlink() else next((n for n in DB_FILES if (results / n).is_symlink()), None)
+    """What in the results directory is a symbolic link that SQLite (and _vet) would write through."""
+    files = ("cache.db", "cache.db-wal", "cache.db-shm", "cache.db-journal")       # SQLite's of a database
+    return results.name if results.is_symlink() else next((n for n in files if (results / n).is_symlink()), None)
 
 
 def _vet(db_file: pathlib.Path) -> list:
@@ -470,20 +468,18 @@ class TuningCache:
 
     @staticmethod
     def _open(path: pathlib.Path):
-        """Open the results database.  One that SQLite finds corrupt is set aside and started
-        afresh (the records log, which holds the measurements, is separate and kept); an I/O
-        error (read-only, disk full) is raised to the caller and never costs the database.  So is
-        a results directory that is, or holds in place of SQLite's files, a symbolic link: SQLite
-        (and _vet) would write to whatever it points to, another program's database among them."""
+        """Open the results database.  One that SQLite finds corrupt, or that is reached through a
+        symbolic link (_planted_link), is set aside and started afresh (the records log, which holds
+        the measurements, is separate and kept); an I/O error (read-only, disk full) is raised to
+        the caller and never costs the database."""
+        aside = path.with_name(f"{path.name}.damaged-{int(time.time())}")
         link = _planted_link(path)
         if link is not None:
-            aside = path.with_name(f"{path.name}.damaged-{int(time.time())}")
             warnings.warn(f"minitriton: the tuning cache {path.parent} holds a symbolic link as {link}, which SQLite "
-                          f"would write through; it is set aside as {aside.name}, never read again, and its keys "
-                          f"are tuned afresh", RuntimeWarning, stacklevel=4)
+                          f"would write through; it is set aside as {aside.name}", RuntimeWarning, stacklevel=4)
             path.rename(aside)
         elif is_special(path / "cache.db"):     # a FIFO there would hold SQLite (and the launch) for ever
-            path.rename(path.with_name(f"{path.name}.damaged-{int(time.time())}"))
+            path.rename(aside)
         try:
             removed = _vet(path / "cache.db")
             if removed:
@@ -495,7 +491,6 @@ class TuningCache:
             corrupt = type(e) is sqlite3.DatabaseError and _corrupt(path / "cache.db")
             if type(e) is sqlite3.DatabaseError and not corrupt:
                 raise
-            aside = path.with_name(f"{path.name}.damaged-{int(time.time())}")
             if not corrupt:     # what diskcache itself cannot open: a value too long to read, duplicate keys, ...
                 warnings.warn(f"minitriton: the tuning cache {path.parent} is not a database minitriton writes ({e}); "
                               f"it is set aside as {aside.name}, never read again, and its keys are tuned afresh",
