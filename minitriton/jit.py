@@ -468,11 +468,11 @@ class JITFunction(KernelInterface):
     def _execute(self, bound, grid, options=None, check_only=False):
         values, buffers, space = self._arguments(bound)
         context.start_deadline()   # loops check it: a launch that never ends stops with an error
+        context.LOCAL.trip_by_trip = False      # lanes.py's loops as rows, until a value of them is too big
         pids = binding.program_ids(grid)[:1] if check_only else binding.program_ids(grid)
         recorder = counting.active()
         warps = (options or {}).get("num_warps", 4)
-        counts, sampled = [], False
-        path = "lockstep"
+        counts, sampled, path = [], False, "lockstep"
         try:
             body = self._body()
             try:
@@ -491,10 +491,11 @@ class JITFunction(KernelInterface):
                                   for start in range(0, pids.shape[0], rows)]
                         break
                     except MemoryPressure as why:
-                        if rows == 1:
+                        if rows == 1 and context.LOCAL.trip_by_trip:
                             raise
                         for b in buffers:
                             b.reset()
+                        context.LOCAL.trip_by_trip = rows == 1     # then the value was a loop's trips as lanes
                         rows = max(1, min(rows, pids.shape[0]) // 8)
                         path = f"lockstep ({rows} programs at a time: {why})"
                         self._groups[schedule] = (rows, why)

@@ -213,8 +213,8 @@ def start(iterable, reads: tuple, loaded: tuple, stored: tuple):
     """The loop as Lanes when it can run so (module docstring), else None."""
     st = context.current()
     if not _enabled or not isinstance(iterable, Range) or st.counts is not None or st.active is not None \
-            or not all(isinstance(c, Frame) for c in st.contexts):
-        return None                          # tracing, diverged, or inside a loop or a split branch
+            or not all(isinstance(c, Frame) for c in st.contexts) or context.LOCAL.__dict__.get("trip_by_trip"):
+        return None                          # tracing, diverged, inside a loop or a split branch, or too big
     if not narrowing.movable(reads):
         return None
     ld, sd = _storages(loaded), _storages(stored)

@@ -375,6 +375,30 @@ def test_lockstep_values_over_budget_run_fewer_programs_at_a_time(monkeypatch, s
     assert _block_norms.last_launch["path"].startswith("lockstep (8 programs at a time, as the last launch")
 
 
+@mt.jit
+def _persistent_norms(x_ptr, out_ptr, n_rows, BLOCK: tl.constexpr):
+    cols = tl.arange(0, BLOCK)
+    for r in tl.range(tl.program_id(0), n_rows, tl.num_programs(0)):
+        v = tl.load(x_ptr + r * BLOCK + cols)
+        tl.store(out_ptr + r, tl.sum(v * v))
+
+
+def test_a_persistent_loop_too_big_as_lanes_runs_trip_by_trip(monkeypatch):
+    """A persistent loop's trips run side by side as rows (lanes.py): one program walking 256
+    rows makes values of 256 blocks.  Over the budget even for one program, its loop runs trip by
+    trip instead of the launch failing; four programs' 64 trips each fit, a program at a time."""
+    import minitriton.tensor as tensor_module
+    monkeypatch.setattr(tensor_module, "LOCKSTEP_VALUE_BYTES", 1 << 20)     # 1 MB: 64 blocks of 16 KB
+    rows, block = 256, 1 << 12
+    x = np.random.default_rng(1).standard_normal(rows * block).astype(np.float32)
+    for programs, laned in ((1, 0), (4, 4)):
+        out = np.zeros(rows, np.float32)
+        _persistent_norms[(programs,)](x, out, rows, BLOCK=block)
+        np.testing.assert_allclose(out, (x.reshape(rows, block).astype(np.float64) ** 2).sum(1), rtol=1e-4)
+        launch = _persistent_norms.last_launch
+        assert launch["laned"] == laned and launch["path"].startswith("lockstep (1 programs at a time: a value of")
+
+
 # ---------------------------------------------------------------- watching a tuning
 def test_progress_is_shown_when_asked_and_quiet_off_a_terminal(tmp_path, capsys, monkeypatch):
     _run(autotune(configs=CONFIGS, key=["M", "N"], cache_dir=tmp_path / "a", progress=True)(scale_kernel))
