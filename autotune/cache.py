@@ -431,13 +431,13 @@ def _check_owner(directory: pathlib.Path):
 class TuningCache:
     def __init__(self, directory=None, create: bool = True):
         """`create=False`: a reader (the command line's list, show, export, clear, verify) that
-        finds no directory sees an empty cache and leaves none behind."""
+        finds no results database there sees an empty cache and leaves none behind."""
         self.dir = pathlib.Path(directory) if directory is not None else default_dir()
         self.memory: dict = {}   # results kept in this process when the directory cannot take them
         self.problem = None      # why the directory cannot be written, if it cannot
         self.db = None
         self.log = RecordLog(self.dir / "records.jsonl", on_error=self._fault)
-        if not create and not self.dir.exists():
+        if not create and not os.path.lexists(self.dir / "results" / "cache.db"):
             return
         try:
             self.dir.mkdir(parents=True, exist_ok=True)

@@ -136,6 +136,12 @@ def test_what_the_commands_say(tmp_path, capsys):
     empty = tmp_path / "nothing-here"
     assert main(["list", "--cache-dir", str(empty)]) == 0
     assert "0 tuned entries" in capsys.readouterr().out and not empty.exists()
+    elsewhere = tmp_path / "some-project"        # a directory that is not a cache (a mistyped --cache-dir)
+    (elsewhere / "src").mkdir(parents=True)
+    for command in (["list"], ["export"], ["clear"], ["clear", "--records"]):
+        assert main([*command, "--cache-dir", str(elsewhere)]) == 0
+    capsys.readouterr()
+    assert sorted(p.name for p in elsewhere.iterdir()) == ["src"]     # nothing made there
     _call(make(tmp_path), 100)
     main(["list", "--cache-dir", str(tmp_path)])
     row = capsys.readouterr().out.splitlines()[2]
