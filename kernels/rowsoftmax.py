@@ -24,8 +24,12 @@ def softmax_kernel(out_ptr, in_ptr, in_stride, out_stride, n_rows, n_cols,
 
 def softmax(x, config=None):
     """Softmax of each row of a 2-D array (rows contiguous), output in x's dtype."""
-    if not isinstance(x, np.ndarray) or x.ndim != 2 or x.strides[1] != x.itemsize:
-        raise ValueError("softmax: 'x' must be a 2-D numpy array with contiguous rows")
+    if not isinstance(x, np.ndarray) or x.ndim != 2:
+        raise ValueError(f"softmax: 'x' must be a 2-D numpy array, got {getattr(x, 'shape', type(x).__name__)}")
+    if x.size == 0:
+        return np.empty_like(x)         # no rows, or rows of nothing: nothing to compute
+    if x.strides[1] != x.itemsize:
+        raise ValueError(f"softmax: 'x' must have contiguous rows, got strides {x.strides} for {x.dtype} elements")
     cfg = library_config(config, DEFAULT, "softmax")
     rows = {**DEFAULT.kwargs, **cfg.kwargs}["ROWS"]
     M, N = x.shape

@@ -127,6 +127,15 @@ def test_softmax_configs(dtype):
     np.testing.assert_allclose(res.outputs[0].astype(np.float64).sum(1), 1.0, rtol=2e-3 if dtype == np.float16 else 1e-5)
 
 
+def test_softmax_of_nothing_is_nothing_and_bad_layouts_are_named():
+    for shape in ((0, 100), (3, 0)):
+        assert sm.softmax(np.zeros(shape, np.float32)).shape == shape     # (refused before, as "not 2-D")
+    with pytest.raises(ValueError, match="must be a 2-D numpy array, got \\(2, 3, 4\\)"):
+        sm.softmax(np.zeros((2, 3, 4), np.float32))
+    with pytest.raises(ValueError, match="must have contiguous rows, got strides \\(24, 8\\)"):
+        sm.softmax(np.zeros((4, 6), np.float32)[:, ::2])
+
+
 CONV_CONFIGS = [dict(c, BLOCK_K=min(c["BLOCK_K"], 64)) for c in MATMUL_CONFIGS[:8]]
 
 
