@@ -16,6 +16,7 @@ from .dtypes import constexpr_value
 from .tensor import (FROM_ABOVE, POOL, broadcast_shape, check_lockstep_bytes, check_lockstep_result, tensor, to_tensor,
                      round_to)
 from .boxes import box_and, box_compare
+from .errors import DeviceAssertionError
 
 
 def rows_aligned(x: tensor, nd: int, dt=None) -> np.ndarray:
@@ -196,9 +197,9 @@ def _overflow_check(a, b, op):
         bad = bad & active.reshape((-1,) + (1,) * (bad.ndim - 1))
     if bad.any():
         row = int(np.argwhere(bad.reshape(bad.shape[0], -1).any(1))[0, 0])
-        raise RuntimeError(f"device-side assert triggered in program {context.current().pid_tuple(row)}: "
-                           f"int overflow detected for operation {op} ({dt}; debug mode sanitizes integer "
-                           f"add, sub and mul)")
+        raise DeviceAssertionError(f"device-side assert triggered in program {context.current().pid_tuple(row)}: "
+                                   f"int overflow detected for operation {op} ({dt}; debug mode sanitizes "
+                                   f"integer add, sub and mul)")
 
 
 def binary(a, b, op: str) -> tensor:

@@ -9,6 +9,7 @@ import numpy as np
 from . import context
 from .tensor import tensor, to_tensor
 from .arithmetic import constexpr_value
+from .errors import DeviceAssertionError
 
 
 def _element(v, hex_) -> str:
@@ -86,8 +87,11 @@ def kernel_print(*args, **kwargs):
 
 
 def device_assert(cond, msg="", mask=None):
-    """Checked for the programs running here: one that does not take the branch holding the
-    assert never executes it (as on a GPU)."""
+    """Checked only in debug mode (`debug=True` at launch or in `@jit`, or TRITON_DEBUG=1), as
+    Triton emits it only then; and only for the programs running here: one that does not take the
+    branch holding the assert never executes it (as on a GPU)."""
+    if not context.LOCAL.__dict__.get("debug"):
+        return
     cond = to_tensor(cond)
     bad = ~cond.v.astype(bool)
     if mask is not None:
@@ -97,4 +101,5 @@ def device_assert(cond, msg="", mask=None):
         bad = bad & active.reshape((-1,) + (1,) * (bad.ndim - 1))
     if bad.any():
         row = int(np.argwhere(bad.reshape(bad.shape[0], -1).any(1))[0, 0])
-        raise AssertionError(f"device_assert failed in program {context.current().pid_tuple(row)}: {msg}")
+        raise DeviceAssertionError(f"device_assert failed in program {context.current().pid_tuple(row)}: {msg} "
+                                   f"(device-side assert triggered)")

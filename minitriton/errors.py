@@ -31,6 +31,12 @@ class StaticAssertionError(CompilationError, AssertionError):
     """A failed `tl.static_assert`: Triton's CompileTimeAssertionFailure, raised as it is (no cause)."""
 
 
+class DeviceAssertionError(AssertionError, RuntimeError):
+    """A failed `tl.device_assert` (or `assert` in a kernel under debug): an AssertionError, as
+    Triton's interpreter raises, and a RuntimeError, as a GPU's runtime reports a device-side
+    assert to code written for Triton."""
+
+
 _NOT_ITERABLE = re.compile(r"cannot unpack non-iterable \S+ object")
 
 

@@ -207,6 +207,12 @@ def run(asm, program, regs: Registers):
                 regs.declare(name, ptx.bits(s[1]))
             continue
         _, guard, opcode, operands = s
+        if opcode == "nanosleep.u32":   # a pause: it changes no register, and time is not modelled
+            if len(operands) != 1:
+                raise ValueError(f"tl.inline_asm_elementwise: nanosleep.u32 takes 1 operand, {len(operands)} "
+                                 f"given in {asm!r}")
+            regs.read(operands[0], "u32")
+            continue
         if any(isinstance(o, list) for o in operands):
             _vector_move(asm, guard, opcode, operands, regs)
             continue

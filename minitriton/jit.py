@@ -386,7 +386,7 @@ class JITFunction(KernelInterface):
         # error) is refused by a warmup here too
         debug = options["debug"] if options.get("debug") is not None else self.options.get("debug")
         entered = launch_hooks.enter(self, grid, bound, options)
-        with context.debugging(knobs.runtime.debug if debug is None else debug):
+        with context.debugging(bool(debug) or bool(knobs.runtime.debug)):    # TRITON_DEBUG turns it on for all
             self._execute(bound, grid, options, check_only=bool(options.get("warmup")))
         launch_hooks.leave(entered)
 

@@ -268,7 +268,17 @@ def test_programs_with_temporaries_predicates_and_packed_halves():
     np.testing.assert_array_equal(unary("mul.rn.f32 $0, $1, 0.5;", X), X * np.float32(0.5))
 
 
+def test_a_pause_changes_nothing_but_its_operand_is_checked():
+    # nanosleep only waits (a delay Triton kernels write between polls of a flag); time is not modelled
+    np.testing.assert_array_equal(unary("nanosleep.u32 100; mov.b32 $0, $1;", X), X)
+    np.testing.assert_array_equal(unary("nanosleep.u32 $1; mov.b32 $0, $1;", X[:16].view(np.uint32), "=r,r",
+                                        tl.uint32), X[:16].view(np.uint32))
+    with pytest.raises(ValueError, match="nanosleep.u32 takes 1 operand"):
+        unary("nanosleep.u32 1, 2; mov.b32 $0, $1;", X)
+
+
 @pytest.mark.parametrize("asm, constraints, pack, match", [
+    ("mov.u32 $0, %clock; nanosleep.u32 1;", "=r", 1, "GPU register"),
     ("ld.global.f32 $0, [$1];", "=f,f", 1, "memory"),
     ("@p bra DONE;", "=f,f", 1, "branches"),
     ("vote.sync.all.pred $0, $1, 0xffffffff;", "=f,f", 1, "warp"),

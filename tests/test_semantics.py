@@ -552,15 +552,20 @@ def assert_in_branch_kernel(B, O):
 
 
 def test_an_assert_in_a_branch_is_checked_only_by_programs_taking_it():
-    """Programs 1 and 3 hold zeros but never reach the assert; program 2 with a zero does."""
-    def run(b):
+    """Programs 1 and 3 hold zeros but never reach the assert; program 2 with a zero does.  As in
+    Triton, a device assert is checked in debug mode only."""
+    def run(b, debug=True):
         o = np.zeros(4, np.int32)
-        assert_in_branch_kernel[(4,)](np.array(b, np.int32), o)
+        assert_in_branch_kernel[(4,)](np.array(b, np.int32), o, debug=debug)
         return o
     for o in both(lambda: run([5, 0, 5, 0])):
         np.testing.assert_array_equal(o, [2, 0, 2, 0])
     with pytest.raises(AssertionError, match=r"program \(2, 0, 0\): zero"):
         run([5, 0, 0, 0])
+    with pytest.raises(RuntimeError, match="device-side assert triggered"):    # as a GPU reports it
+        run([5, 0, 0, 0])
+    with np.errstate(divide="ignore"):
+        np.testing.assert_array_equal(run([5, 0, 0, 5], debug=False)[[0, 1, 3]], [2, 0, 0])   # not checked
 
 
 PLAIN_GLOBAL = 3

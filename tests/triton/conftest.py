@@ -23,6 +23,13 @@ def _tuning_cache_in_a_temporary_directory(tmp_path, monkeypatch):
 
 
 @pytest.fixture
+def debug_mode(monkeypatch):
+    """Triton checks `tl.device_assert` in debug mode only (TRITON_DEBUG=1, or `debug=True`); the
+    ported tests whose kernels check their values with it run in it, so that the checks count."""
+    monkeypatch.setenv("TRITON_DEBUG", "1")
+
+
+@pytest.fixture
 def fresh_triton_cache():
     """Triton's tests that must compile afresh clear its kernel cache; minitriton keeps none."""
     return None

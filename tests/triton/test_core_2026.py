@@ -138,6 +138,7 @@ def test_cumsum_dtype(device):
     assert np.array_equal(z, expected)
 
 
+@pytest.mark.usefixtures("debug_mode")    # its checks are device asserts
 def test_tensor_member(device):
 
     @triton.jit

@@ -118,6 +118,7 @@ def test_augassign_item():
     pair[1] += 42
 
 
+@pytest.mark.usefixtures("debug_mode")    # its checks are device asserts
 def test_jit_method_and_getitem_run():
     """test_jit_method / test_retrieve_item without FileCheck: the values come back."""
 
@@ -694,6 +695,7 @@ class _AggReplaceState:
     BLOCK: tl.constexpr
 
 
+@pytest.mark.usefixtures("debug_mode")    # its checks are device asserts
 def test_aggregate_inherited_method_and_replace_run():
     """test_aggregate_inherited_method_ir / test_aggregate_replace_ir without FileCheck."""
 
