@@ -522,11 +522,9 @@ def not_(a):
 
 
 def assert_(cond, msg=""):
-    """`assert` in a kernel: static_assert for Python values, device_assert for blocks (as in Triton)."""
-    if isinstance(cond, tensor):
-        return device_assert(cond, msg)
-    if not cond:
-        raise AssertionError(msg)
+    """`assert` in a kernel: a device assert, of a Python value too, as Triton's front end makes it
+    (so checked in debug mode only; a check at compile time is `tl.static_assert`)."""
+    return device_assert(cond if isinstance(cond, tensor) else to_tensor(bool(cond)), msg)
 
 
 def literal(x):

@@ -568,6 +568,24 @@ def test_an_assert_in_a_branch_is_checked_only_by_programs_taking_it():
         np.testing.assert_array_equal(run([5, 0, 0, 5], debug=False)[[0, 1, 3]], [2, 0, 0])   # not checked
 
 
+@mt.jit
+def python_assert_kernel(O, N: tl.constexpr):
+    assert N % 16 == 0, "N must be a multiple of 16"
+    tl.store(O, N)
+
+
+def test_a_python_assert_in_a_kernel_is_a_device_assert():
+    """Triton's front end turns `assert` into tl.device_assert even when the test is a Python
+    value, so a false one is checked in debug mode only (tl.static_assert checks at compile time)."""
+    o = np.zeros(1, np.int32)
+    python_assert_kernel[(1,)](o, 24)
+    assert o[0] == 24
+    with pytest.raises(AssertionError, match="N must be a multiple of 16"):
+        python_assert_kernel[(1,)](o, 40, debug=True)
+    python_assert_kernel[(1,)](o, 32, debug=True)
+    assert o[0] == 32
+
+
 PLAIN_GLOBAL = 3
 
 
