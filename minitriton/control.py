@@ -25,7 +25,7 @@ import warnings
 
 import numpy as np
 
-from . import context, narrowing
+from . import carried, context, narrowing
 from .dtypes import constexpr
 from .errors import BlockCondition, CompilationError
 from .block_ptr import block_pointer
@@ -33,7 +33,7 @@ from .tensor import POISON, Stalled, tensor, to_tensor
 from .arithmetic import logical_and, logical_or, logical_not
 from .debug import device_assert
 from .merging import UNDEF, ExitRows, merge, select
-from .ranges import Range, condition
+from .ranges import Range, StaticRange, condition
 from .shapes import item
 
 
@@ -137,6 +137,7 @@ class Branch(_Context):
 
     def __init__(self, cond):
         self.split = False
+        self.typed = isinstance(cond, tensor)   # a runtime condition: Triton types both sides (note, check)
         if not isinstance(cond, tensor):
             self.then = bool(cond)
             self.orelse = not self.then
@@ -168,6 +169,16 @@ class Branch(_Context):
         self.before = ()
         st.contexts.append(self)
         st.active = _and(act, v)
+
+    def note(self, names, vals):
+        """The variables the if assigns, as it starts."""
+        self.typed_names, self.types = names, carried.types(vals)
+
+    def check(self, vals, side):
+        """After one side: Triton compiles an if on a runtime condition only if each variable it
+        reassigns keeps the type (and shape) it had before."""
+        carried.check(self.typed_names, self.types, vals, lambda name, was, now: (
+            f"initial value for `{name}` is of type {was}, but the {side} block redefines it as {now}"))
 
     def otherwise(self, names, then_vals):
         """Switch to the else side; returns the values the variables had before the if."""
@@ -219,7 +230,27 @@ class Loop(_Context):
         self.is_while = False           # test() seen: only while loops can spin
         self.watch = None               # (values, writes, running) of the last trip: spin detection
         self.quiet_writes, self.quiet_trips = None, 0   # writes at the last test, trips since: test()
+        self.carried, self.carried_types = (), ()   # carry(): the variables the loop may change, their types
+        self.types_due = 0      # trip tops until same_types checks them: after the first trip, once
         st.contexts.append(self)
+
+    # -- the carried variables' types --------------------------------------------------
+    def carry(self, names, vals):
+        """The variables the loop assigns that exist before it, as it starts: Triton compiles a
+        loop only if each keeps its type (and shape) from trip to trip."""
+        typed = [(n, t) for n, t in zip(names, carried.types(vals)) if t is not None]
+        self.carried, self.carried_types = tuple(n for n, _ in typed), tuple(t for _, t in typed)
+        self.types_due = 2 if typed else 0
+
+    def same_types(self, vals):
+        """At the top of the second trip (a type that changes, changes in the first) and after
+        the loop; the generated code calls it while `types_due`."""
+        self.types_due -= 1
+        if self.types_due == 1:
+            return      # the first trip's top: the values the loop started with
+        carried.check(self.carried, self.carried_types, vals, lambda name, was, now: (
+            f"Loop-carried variable {name} has initial type {was} but is re-assigned to {now} in loop! Please make "
+            f"sure that the type stays consistent."))
 
     # -- narrowing to the programs still looping ---------------------------------------
     @property
@@ -353,6 +384,8 @@ class Loop(_Context):
     def iterate(self, iterable, target):
         """Iterate; a range whose bounds differ between programs yields per-program values and
         retires each program when its own trip count ends."""
+        if not isinstance(iterable, Range) or isinstance(iterable, StaticRange):
+            self.carried, self.types_due = (), 0    # unrolled as Triton compiles it (static_range, a tuple)
         if isinstance(iterable, Range):
             trips = iterable.per_program(self.st)
             if trips is not None:

@@ -129,6 +129,21 @@ def _get(names):
     return _call("get", ast.Call(func=ast.Name("locals", ast.Load()), args=[], keywords=[]), _strs(names))
 
 
+def _carry(loop, names, node) -> list:
+    """The loop's carried variables as it starts (control.Loop.carry), so that a trip that changes
+    one's type is refused, as Triton refuses it (an error said at the loop's line)."""
+    return [ast.copy_location(ast.Expr(_method(loop, "carry", _strs(names), _get(names))), node)] if names else []
+
+
+def _same_types(loop, names, node, tail=False) -> list:
+    """The carried variables' types checked (the names carry kept: those defined as the loop starts)."""
+    if not names:
+        return []
+    call = ast.Expr(_method(loop, "same_types", _call("get", ast.Call(func=ast.Name("locals", ast.Load()), args=[],
+                                                                      keywords=[]), _attr(loop, "carried"))))
+    return [ast.copy_location(_if(_attr(loop, "carried" if tail else "types_due"), [call]), node)]
+
+
 def _assign_back(names, value) -> ast.stmt:
     if not names:
         return ast.Expr(value)
@@ -148,23 +163,30 @@ class _Lower(ast.NodeTransformer):
         self.fuse = fuse  # fusion._Recogniser, or None
         self.loops: list[tuple[str, list[str]]] = []
         self.counter = itertools.count()
+        # names bound by the statements before the one being lowered (and the parameters): the
+        # variables an `if` or a loop may carry in, as Triton scopes them (carried.py)
+        self.bound: set[str] = set()
 
     def fresh(self, kind):
         return f"{_HELPER}_{kind}{next(self.counter)}"
 
     def block(self, stmts):
         """Lower a statement list, dropping what follows a jump (unreachable in Python)."""
-        out = []
+        out, outer = [], set(self.bound)
         for s in stmts:
+            binds = _assigned([s])
             r = self.visit(s)
+            self.bound.update(binds)
             out.extend(r if isinstance(r, list) else [r])
             if isinstance(s, (ast.Return, ast.Break, ast.Continue, ast.Raise)):
                 break
+        self.bound = outer
         return out
 
     def body(self, stmts, bound=()):
         """A function's top level: as `block`, but a spin lock and everything after it run in
         rounds of the programs the lock admits at once (locks.py)."""
+        self.bound = set(bound)
         for i, s in enumerate(stmts):
             pointer = locks.spin_pointer(s)
             if pointer is None or not locks.region_allowed(stmts[i:]):
@@ -184,7 +206,9 @@ class _Lower(ast.NodeTransformer):
                         reads.append(n.id)
             handle = self.fresh("lk")
             target = _names_tuple(reads, ast.Store) if reads else ast.Name(self.fresh("lk"), ast.Store())
-            return self.block(stmts[:i]) + [
+            head = self.block(stmts[:i])
+            self.bound = set(before)
+            return head + [
                 ast.Assign(targets=[ast.Name(handle, ast.Store())], value=ast.Call(
                     func=ast.Attribute(value=ast.Name(_LOCKS, ast.Load()), attr="Rounds", ctx=ast.Load()),
                     args=[self.visit(copy.deepcopy(pointer)), _get(reads)], keywords=[])),
@@ -218,12 +242,18 @@ class _Lower(ast.NodeTransformer):
         b = self.fresh("b")
         names = self.names(node.body + node.orelse, [node.body, node.orelse])
         test = self.visit(node.test)
+        live = [n for n in names if n in self.bound]     # Triton types the variables the if carries in
+
+        def checked(side):  # on a runtime condition, both sides
+            return [_if(_attr(b, "typed"), [ast.Expr(_method(b, "check", _get(live), ast.Constant(side)))])] \
+                if live else []
         return [
             ast.Assign(targets=[ast.Name(b, ast.Store())], value=_call("Branch", test)),
             _if(_attr(b, "split"), [ast.Assign(targets=[_attr_store(b, "before")], value=_get(names))]),
-            _if(_attr(b, "then"), self.block(node.body)),
+            *([_if(_attr(b, "typed"), [ast.Expr(_method(b, "note", _strs(live), _get(live)))])] if live else []),
+            _if(_attr(b, "then"), self.block(node.body) + checked("then")),
             _if(_attr(b, "split"), [_assign_back(names, _method(b, "otherwise", _strs(names), _get(names)))]),
-            _if(_attr(b, "orelse"), self.block(node.orelse)),
+            _if(_attr(b, "orelse"), self.block(node.orelse) + (checked("else") if node.orelse else [])),
             _if(_attr(b, "split"), [_assign_back(names, _method(b, "merge", _get(names)))]),
         ]
 
@@ -277,13 +307,16 @@ class _Lower(ast.NodeTransformer):
         start, body = self._loop_start(loop, names, reads, narrowable, node.body, node.lineno)
         return [
             start,
+            *_carry(loop, [n for n in names if n in self.bound], node),
             ast.While(test=ast.Constant(True), body=[
                 _if(_attr(loop, "sync"), [_assign_back(names, _method(loop, "head", _get(names)))]),
+                *_same_types(loop, names, node),
                 _if(ast.UnaryOp(ast.Not(), _method(loop, "test", test)), [ast.Break()]),
                 _if(_attr(loop, "sync"), [_assign_back(names, _method(loop, "after_test", _get(names)))]),
                 self._narrow(loop, names, reads),
                 *body], orelse=[]),
             *self._loop_tail(loop, names, reads),
+            *_same_types(loop, names, node, tail=True),
         ]
 
     def visit_For(self, node):
@@ -326,14 +359,18 @@ class _Lower(ast.NodeTransformer):
         narrowable = ast.Constant(self._narrowable(node.body) and isinstance(node.target, ast.Name))
         target = ast.Constant(node.target.id) if isinstance(node.target, ast.Name) else ast.Constant(None)
         start, body = self._loop_start(loop, names, reads, narrowable, node.body, node.lineno)
+        carried = [n for n in names if n not in fresh and n in self.bound]
         return [
             *before,
             start,
+            *_carry(loop, carried, node),
             ast.For(target=node.target, iter=_method(loop, "iterate", it, target), body=[
                 _if(_attr(loop, "sync"), [_assign_back(names, _method(loop, "head", _get(names)))]),
                 self._narrow(loop, names, reads, fresh),
+                *_same_types(loop, carried, node),
                 *body], orelse=[]),
             *self._loop_tail(loop, names, reads),
+            *_same_types(loop, carried, node, tail=True),
         ]
 
     def visit_Break(self, node):

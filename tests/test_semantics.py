@@ -362,6 +362,7 @@ def test_device_print_hex_and_python_print_show_values():
 @mt.jit
 def numbers_as_tensors_kernel(out_ptr, N: tl.constexpr):
     acc = 0
+    acc = acc.to(tl.int64)          # before the loop: a loop may not change a carried variable's type
     value = 1
     z = tl.full((N,), 3, dtype=value.dtype)
     for i in range(3):
@@ -374,6 +375,81 @@ def test_a_number_held_in_a_variable_is_a_tensor_when_used_as_one():
     out = np.zeros(4, np.int64)
     numbers_as_tensors_kernel[(1,)](out, 4)
     np.testing.assert_array_equal(out, 3 + 3 + 1 + 1)
+
+
+@mt.jit
+def carried_kernel(out_ptr, n, KIND: tl.constexpr):
+    acc = 0
+    block = tl.zeros((4,), tl.float32)
+    if KIND == "number":
+        for i in range(n):
+            acc += 1.5                              # int32 to fp32
+    elif KIND == "block":
+        for i in range(n):
+            block = block.to(tl.float16)            # fp32[4] to fp16[4]
+    elif KIND == "shape":
+        k = 0
+        while k < n:
+            block = block[None, :] + 1              # fp32[4] to fp32[1, 4]
+            k += 1
+    elif KIND == "static":
+        for i in tl.static_range(2):
+            block = block[None, :]                  # unrolled: no loop to type
+    else:
+        acc = acc.to(tl.float32)
+        for i in range(n):
+            acc += 1.5
+    tl.store(out_ptr + tl.arange(0, 4), tl.reshape(block, (4,)) + acc)
+
+
+@pytest.mark.parametrize("kind, trips", [("number", 1), ("number", 3), ("block", 2), ("shape", 1)])
+def test_a_loop_that_changes_a_carried_variables_type_is_refused(kind, trips):
+    """Triton compiles a loop only if each variable it carries keeps its type and shape
+    (test_for_iv converts its `acc = 0` to int64 before the loop for this reason); a number assigned
+    in a kernel counts as the tensor Triton makes it (int32, fp32)."""
+    out = np.zeros(4, np.float32)
+    with pytest.raises(AssertionError, match="Loop-carried variable (acc|block) has initial type (int32|fp32\\[4\\]) "
+                                             "but is re-assigned to (fp32|fp16\\[4\\]|fp32\\[1, 4\\]) in loop"):
+        carried_kernel[(1,)](out, trips, kind)
+    carried_kernel[(1,)](out, 0, "static")          # a static_range is unrolled, as Triton compiles it
+    carried_kernel[(1,)](out, 2, "consistent")
+    np.testing.assert_array_equal(out, 3.0)
+
+
+@mt.jit
+def branch_type_kernel(out_ptr, n, KIND: tl.constexpr):
+    x = tl.arange(0, 4)
+    y = 0
+    if KIND == "then":
+        if n > 0:                   # a runtime condition: Triton types both sides
+            x = x.to(tl.float32)
+    elif KIND == "else":
+        if n > 0:
+            y = 2
+        else:
+            y = 2.5                 # int32 to fp32
+    elif KIND == "constexpr":
+        if KIND == "constexpr":     # a compile-time condition: only the side taken is compiled
+            x = x.to(tl.float32)
+    else:
+        if n > 0:
+            x = x + 1
+            y = 3
+    tl.store(out_ptr + tl.arange(0, 4), x + y)
+
+
+@pytest.mark.parametrize("kind, n, message", [
+    ("then", 3, "initial value for `x` is of type int32\\[4\\], but the then block redefines it as fp32\\[4\\]"),
+    ("else", 0, "initial value for `y` is of type int32, but the else block redefines it as fp32")])
+def test_an_if_on_a_runtime_condition_keeps_its_variables_types(kind, n, message):
+    # (n = 1 would be a compile-time condition: Triton specialises an integer argument equal to 1)
+    out = np.zeros(4, np.float32)
+    with pytest.raises(AssertionError, match=message):
+        branch_type_kernel[(1,)](out, n, kind)
+    branch_type_kernel[(1,)](out, 1, "constexpr")
+    np.testing.assert_array_equal(out, [0, 1, 2, 3])
+    branch_type_kernel[(1,)](out, 3, "same")
+    np.testing.assert_array_equal(out, [4, 5, 6, 7])
 
 
 # ---------------------------------------------------------------- tuple arguments and warmup
