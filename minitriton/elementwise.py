@@ -15,8 +15,22 @@ from .arithmetic import constexpr_value, elementwise_alu, operands, rows_aligned
 from .shapes import broadcast_to
 
 
-def _float_unary(name, fn):
+FP32_FP64, FP32, INT32_INT64 = ("fp32", "fp64"), ("fp32",), ("int32", "int64", "uint32", "uint64")
+
+
+def check_dtype(accepted, *args):
+    """Triton's math functions take only the types libdevice has them for (fp32 and fp64 for exp,
+    log, sqrt, sin ...; fp32 for the correctly rounded ones), so that a kernel casts an fp16 or
+    bf16 block itself rather than compute in a type the hardware lacks; a tensor of another type
+    is refused with Triton's message (Python numbers are not checked, as in Triton)."""
+    for a in args:
+        if isinstance(a, tensor) and str(a.dtype) not in accepted:
+            raise ValueError(f"Expected dtype {list(accepted)} but got {a.dtype}")
+
+
+def _float_unary(name, fn, accepted=FP32_FP64):
     def op(x, *args, **kw):
+        check_dtype(accepted, x)
         x = to_tensor(x)
         if not x.dtype.is_floating():
             raise TypeError(f"tl.{name} needs a floating-point input, got {x.dtype}")
@@ -98,6 +112,7 @@ def mulhi_unsigned(a: np.ndarray, b: np.ndarray, bits: int) -> np.ndarray:
 
 def umulhi(x, y):
     """The high half of the 2N-bit product of two N-bit integers, read as unsigned (PTX's mul.hi.u)."""
+    check_dtype(INT32_INT64, x, y)
     x, y, dt = operands(x, y)
     if not dt.is_int() or dt.is_bool() or dt.bits < 32:
         raise TypeError(f"tl.umulhi needs 32- or 64-bit integer operands, got {x.dtype} and {y.dtype}")
@@ -117,10 +132,11 @@ def fdiv(x, y, ieee_rounding=False):
 
 def div_rn(x, y):
     """Division rounded to nearest even: numpy's IEEE division is exactly that."""
+    check_dtype(FP32, x, y)
     return fdiv(x, y, ieee_rounding=True)
 
 
-sqrt_rn = _float_unary("sqrt_rn", np.sqrt)  # numpy's sqrt is correctly rounded
+sqrt_rn = _float_unary("sqrt_rn", np.sqrt, FP32)  # numpy's sqrt is correctly rounded
 
 
 def clamp(x, min, max, propagate_nan=PropagateNan.NONE):

@@ -7,6 +7,8 @@ import contextlib
 import importlib.util
 import io
 
+import re
+
 import numpy as np
 import pytest
 
@@ -450,6 +452,37 @@ def test_an_if_on_a_runtime_condition_keeps_its_variables_types(kind, n, message
     np.testing.assert_array_equal(out, [0, 1, 2, 3])
     branch_type_kernel[(1,)](out, 3, "same")
     np.testing.assert_array_equal(out, [4, 5, 6, 7])
+
+
+@mt.jit
+def math_dtype_kernel(x_ptr, out_ptr, FN: tl.constexpr, DT: tl.constexpr):
+    offs = tl.arange(0, 4)
+    x = tl.load(x_ptr + offs).to(DT)
+    if FN == "exp":
+        y = tl.exp(x)
+    elif FN == "sqrt_rn":
+        y = tl.math.sqrt_rn(x)
+    elif FN == "umulhi":
+        y = tl.umulhi(x, x)
+    else:
+        y = tl.sigmoid(x)
+    tl.store(out_ptr + offs, y.to(tl.float32))
+
+
+@pytest.mark.parametrize("fn, dt, accepted", [
+    ("exp", tl.float16, "['fp32', 'fp64']"), ("exp", tl.bfloat16, "['fp32', 'fp64']"),
+    ("exp", tl.int32, "['fp32', 'fp64']"), ("sigmoid", tl.float16, "['fp32', 'fp64']"),
+    ("sqrt_rn", tl.float64, "['fp32']"), ("umulhi", tl.int16, "['int32', 'int64', 'uint32', 'uint64']")])
+def test_math_functions_take_the_types_triton_has_them_for(fn, dt, accepted):
+    """Triton's math functions follow libdevice: exp, log, sqrt, sin... take fp32 and fp64 (a
+    kernel casts its fp16 block first), the correctly rounded ones fp32, umulhi 32- and 64-bit
+    integers; another type is a ValueError with Triton's message."""
+    x, out = np.arange(1, 5, dtype=np.float32), np.zeros(4, np.float32)
+    with pytest.raises(ValueError, match=re.escape(f"Expected dtype {accepted} but got {dt}")):
+        math_dtype_kernel[(1,)](x, out, fn, dt)
+    math_dtype_kernel[(1,)](x, out, fn, tl.float32 if fn != "umulhi" else tl.int32)
+    expected = {"exp": np.exp(x), "sqrt_rn": np.sqrt(x), "umulhi": np.zeros(4), "sigmoid": 1 / (1 + np.exp(-x))}[fn]
+    np.testing.assert_allclose(out, expected, rtol=1e-6)
 
 
 # ---------------------------------------------------------------- tuple arguments and warmup
