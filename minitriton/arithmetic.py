@@ -4,6 +4,7 @@ attached to the tensor class here; the blocks a kernel makes are in creation.py.
 from __future__ import annotations
 
 import math
+import operator
 
 import numpy as np
 
@@ -338,6 +339,25 @@ def logical_and(x, y):
 
 def logical_or(x, y):
     return binary(_as_bool(x), _as_bool(y), "or")
+
+
+_CHAIN = {"Lt": operator.lt, "LtE": operator.le, "Gt": operator.gt, "GtE": operator.ge, "Eq": operator.eq,
+          "NotEq": operator.ne, "Is": operator.is_, "IsNot": operator.is_not}
+
+
+def compare_chain(ops, left, *rights):
+    """`0 <= x < n` (Triton 3.9): each comparison once, joined as `and` joins them, elementwise
+    for blocks; a middle operand is computed once, and for Python values a false comparison
+    leaves the rest uncomputed, as in Python.  `rights` are functions giving the operands."""
+    out = None
+    for op, right in zip(ops, rights):
+        right = right()
+        r = _CHAIN[op](left, right)
+        out = r if out is None else (logical_and(out, r) if isinstance(out, tensor) or isinstance(r, tensor) else r)
+        if not isinstance(out, tensor) and not out:
+            return out
+        left = right
+    return out
 
 
 def logical_not(x):

@@ -13,7 +13,8 @@ import numpy as np
 from . import dtypes as D
 from . import fast_loops
 from . import context
-from .memory import check_not_const, check_pointer, count_access, access_mask, materialized, program_addresses, values_for
+from .memory import (check_not_const, check_pointer, count_access, access_mask, load, materialized, program_addresses,
+                     store, values_for)
 from .tensor import tensor, broadcast_rows
 
 _SEMANTICS = (None, "acquire", "release", "acq_rel", "relaxed")
@@ -169,3 +170,46 @@ def atomic_or(pointer, val, mask=None, sem=None, scope=None):
 
 def atomic_xor(pointer, val, mask=None, sem=None, scope=None):
     return _atomic("xor", pointer, val, mask, sem, scope)
+
+
+def _check_triton39(what, sem, allowed, scope):
+    if sem not in (None,) + allowed:
+        raise ValueError(f"tl.{what}: sem must be one of {allowed}, got {sem!r}")
+    if scope not in _SCOPES:
+        raise ValueError(f"tl.{what}: scope must be one of {_SCOPES[1:]}, got {scope!r}")
+
+
+def atomic_load(pointer, mask=None, sem=None, scope=None):
+    """Triton 3.9's atomic load ("acquire", the default, or "relaxed").  Programs take turns
+    here, so it reads what the programs before it stored, as every load does; a masked-off lane's
+    value is unspecified (0 here).  Loop-invariant code motion leaves it in its loop (hoisting.py
+    moves only calls it knows to be pure), so a spin on it sees other programs' stores."""
+    _check_triton39("atomic_load", sem, ("acquire", "relaxed"), scope)
+    return load(check_pointer(pointer, "atomic_load"), mask=mask, volatile=True)
+
+
+def atomic_store(pointer, val, mask=None, sem=None, scope=None):
+    """Triton 3.9's atomic store ("release", the default, or "relaxed")."""
+    _check_triton39("atomic_store", sem, ("release", "relaxed"), scope)
+    pointer = check_pointer(pointer, "atomic_store")
+    check_not_const(pointer)
+    return store(pointer, val, mask=mask)
+
+
+def atomic_poll(pointer, expected_value, sem=None, scope=None, timeout_ns=None):
+    """Triton 3.9's poll: True once the scalar integer at `pointer` equals `expected_value`, False
+    when `timeout_ns` runs out first.  Here the programs before this one have stored what they
+    will store before it polls, so a value that is not there yet comes only from a program that
+    runs later: with a timeout the poll times out (False); without one it would wait for that
+    program, which lockstep cannot run in between, and the poll says so by name."""
+    _check_triton39("atomic_poll", sem, ("acquire", "relaxed"), scope)
+    pointer = check_pointer(pointer, "atomic_poll")
+    if pointer.shape or not pointer.buf.dtype.is_int() or pointer.buf.dtype.bits not in (16, 32, 64):
+        raise ValueError(f"tl.atomic_poll: the pointer must be to a scalar 16-, 32- or 64-bit integer, got "
+                         f"{pointer.buf.dtype} of shape {list(pointer.shape)}")
+    seen = load(pointer, volatile=True) == expected_value
+    if timeout_ns is None and not bool(np.all(seen.v)):
+        raise NotImplementedError("tl.atomic_poll without a timeout, on a value another program has not stored "
+                                  "yet: minitriton runs programs in turn and cannot wait for a later one "
+                                  "(pass timeout_ns, or spin on tl.atomic_load in a while loop)")
+    return seen

@@ -48,13 +48,17 @@ TRITON_LANGUAGE = (
     # added by the newest __all__
     "tensor_descriptor", "add", "reduce_or", "map_elementwise", "pi32_t", "tuple", "extra", "math",
     "async_task", "bitonic_merge", "condition", "constexpr_type", "slice", "target_info",
+    # added by Triton 3.7-3.9
+    "squeeze", "unsqueeze", "atomic_load", "atomic_store", "atomic_poll", "expect_zero",
 )
 
 
 # names that run for part of what Triton accepts, and what the rest does
 PARTLY = {"inline_asm_elementwise": "PTX arithmetic, bit, comparison and conversion instructions on registers, "
                                     "run by their meaning (minitriton/inline_asm.py); memory operands, branches and "
-                                    "special registers raise NotImplementedError naming the assembly"}
+                                    "special registers raise NotImplementedError naming the assembly",
+          "atomic_poll": "a value already stored, or a timeout; a poll with no timeout on a value a later program "
+                         "would store raises NotImplementedError naming it (programs run in turn)"}
 
 
 def coverage():

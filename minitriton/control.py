@@ -30,7 +30,7 @@ from .dtypes import constexpr
 from .errors import BlockCondition, CompilationError
 from .block_ptr import block_pointer
 from .tensor import POISON, Stalled, tensor, to_tensor
-from .arithmetic import logical_and, logical_or, logical_not
+from .arithmetic import compare_chain, logical_and, logical_or, logical_not  # noqa: F401 (compare_chain: lowered code's)
 from .debug import device_assert
 from .merging import UNDEF, ExitRows, merge, select
 from .ranges import Range, StaticRange, condition

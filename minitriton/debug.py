@@ -103,3 +103,12 @@ def device_assert(cond, msg="", mask=None):
         row = int(np.argwhere(bad.reshape(bad.shape[0], -1).any(1))[0, 0])
         raise DeviceAssertionError(f"device_assert failed in program {context.current().pid_tuple(row)}: {msg} "
                                    f"(device-side assert triggered)")
+
+
+def expect_zero(x, mask):
+    """Triton 3.9's mark of values expected to have underflowed to zero: `x` as it is; in debug
+    mode a device assert that it is zero where `mask` holds (the floating-point sanitizer's
+    rewrite to `where(mask, 0, x)` is not modelled: minitriton has no FPSAN mode)."""
+    x = to_tensor(x)
+    device_assert(x == 0, "tl.expect_zero: a value expected to be zero is not", mask=mask)
+    return x

@@ -123,7 +123,11 @@ def umulhi(x, y):
     return tensor(mulhi_unsigned(a, b, dt.bits).view(dt.container), dt, shape)
 
 
-def fdiv(x, y, ieee_rounding=False):
+def fdiv(x, y, ieee_rounding=False, approx=False):
+    """`approx=True` (Triton 3.9) asks for the GPU's fast fp32 division, within 2 ulp of the
+    correctly rounded quotient; here every division is the correctly rounded one."""
+    if constexpr_value(approx):
+        check_dtype(FP32, x, y)
     x, y = to_tensor(x), to_tensor(y)
     if not x.dtype.is_floating() or not y.dtype.is_floating():
         raise TypeError(f"tl.math.fdiv needs floating-point operands, got {x.dtype} and {y.dtype}")

@@ -17,6 +17,7 @@ import inspect
 import itertools
 import textwrap
 import types
+import warnings
 
 from . import control, errors, fusion, hoisting, lanes, locks
 from .hoisting import reads as _reads
@@ -394,6 +395,13 @@ class _Lower(ast.NodeTransformer):
         lam = lambda e: ast.Lambda(args=_no_args(), body=self.visit(e))
         return _call("ifexp", self.visit(node.test), lam(node.body), lam(node.orelse))
 
+    def visit_Compare(self, node):
+        node = self.generic_visit(node)
+        if len(node.ops) == 1:
+            return node
+        return _call("compare_chain", ast.Tuple(elts=[ast.Constant(type(op).__name__) for op in node.ops], ctx=ast.Load()),
+                     node.left, *[ast.Lambda(args=_no_args(), body=c) for c in node.comparators])
+
     def visit_BoolOp(self, node):
         fn = "and_" if isinstance(node.op, ast.And) else "or_"
         values = [self.visit(v) for v in node.values]
@@ -441,16 +449,18 @@ def _no_args():
 def refuse_what_triton_refuses(fdef: ast.FunctionDef):
     """Python that Triton's front end does not compile, refused here too rather than given a
     meaning Triton's kernels cannot have: a `return` inside a loop, a starred assignment target,
-    an assignment to two targets (`a = b = 0`), `in` / `not in`, a chained comparison.  The last is most often `a < M & b < K`, where `&` binds first: Python
-    reads `a < (M & b) < K`, which on scalars would run with a meaning nobody wrote."""
+    an assignment to two targets (`a = b = 0`), `in` / `not in`.  A chained comparison runs, as
+    Triton 3.9 runs it, but `a < M & b < K`, where `&` binds first (Python reads `a < (M & b) < K`),
+    is warned about: it is rarely what was meant."""
     def visit(node, loops):
         for child in ast.iter_child_nodes(node):
             if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
                 continue
-            if isinstance(child, ast.Compare) and len(child.ops) > 1:
-                raise errors.CompilationError(f"simultaneous multiple comparison is not supported (line "
-                                              f"{child.lineno - 1} of the kernel: `{ast.unparse(child)}`; as in "
-                                              f"Triton: compare once per expression, joined by & or `and`)")
+            if isinstance(child, ast.Compare) and len(child.ops) > 1 and any(
+                    isinstance(c, ast.BinOp) and isinstance(c.op, (ast.BitAnd, ast.BitOr)) for c in child.comparators[:-1]):
+                warnings.warn(f"line {child.lineno - 1} of the kernel: `{ast.unparse(child)}` is a chained comparison, "
+                              f"since & and | bind tighter than comparisons; parenthesise each comparison if they "
+                              f"are meant to be joined", SyntaxWarning, stacklevel=2)
             if isinstance(child, ast.Compare) and isinstance(child.ops[0], (ast.In, ast.NotIn)):
                 raise errors.CompilationError(f"AST comparison operator '{type(child.ops[0]).__name__}' is not "
                                               f"(currently) implemented (line {child.lineno - 1} of the kernel: "

@@ -256,15 +256,21 @@ def test_block_conditions_are_refused():
         k[(2,)](np.zeros(1, np.int32))
 
 
-def test_chained_comparisons_membership_and_two_targets_are_refused_as_triton_refuses_them():
-    """Triton's front end refuses `a < b < c`, `in` and `a = b = x`; the usual source of the first is
-    `x < M & y < N`, which Python reads as `x < (M & y) < N`.  On scalars both would otherwise run,
-    the first with a meaning nobody wrote, and fail only when compiled by Triton."""
+def test_membership_and_two_targets_are_refused_and_chained_comparisons_run_as_triton_3_9_runs_them():
+    """Triton's front end refuses `in` and `a = b = x`; since 3.9 it runs `a < b < c` as
+    `a < b and b < c` (elementwise for blocks).  The usual slip behind a chained comparison,
+    `x < M & y < N`, which Python reads as `x < (M & y) < N`, runs with that meaning too, as in
+    Triton, but is warned about."""
     @mt.jit
     def scalars(out_ptr, lo, n):
         pid = tl.program_id(0)
         if lo <= pid < n:
             tl.store(out_ptr + pid, 1)
+
+    @mt.jit
+    def blocks(out_ptr, lo, n, B: tl.constexpr):
+        r = tl.arange(0, B)
+        tl.store(out_ptr + r, (lo <= r < n).to(tl.int32))
 
     @mt.jit
     def precedence(out_ptr, M, N, B: tl.constexpr):
@@ -286,11 +292,16 @@ def test_chained_comparisons_membership_and_two_targets_are_refused_as_triton_re
         two_targets[(1,)](out)      # Triton: a TypeError at the launch, from the pass that hashes the kernel
     with pytest.raises(mt.CompilationError, match=r"operator 'In' is not \(currently\) implemented.*n in \(1, 2\)"):
         membership[(1,)](out, 1)
-    with pytest.raises(mt.CompilationError, match=r"simultaneous multiple comparison is not supported \(line 3"):
-        scalars[(4,)](out, 1, 3)
-    with pytest.raises(mt.CompilationError, match="simultaneous multiple comparison.*r < M & c < N"):
-        precedence[(1,)](out, 3, 3, B=4)
     assert not out.any()
+    scalars[(4,)](out, 1, 3)
+    np.testing.assert_array_equal(out, [0, 1, 1, 0])
+    blocks[(1,)](out, 2, 4, B=4)
+    np.testing.assert_array_equal(out, [0, 0, 1, 1])
+    out[:] = 7
+    with pytest.warns(SyntaxWarning, match=r"`r < M & c < N` is a chained comparison"):
+        precedence[(1,)](out, 3, 3, B=4)
+    # r < (M & c) < N: M & c is [0, 1, 2, 3] & 3 = c, so r < c is never true and nothing is stored
+    np.testing.assert_array_equal(out, 7)
 
 
 @mt.jit

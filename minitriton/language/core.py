@@ -18,7 +18,7 @@ from ..elementwise import (exp, exp2, log, log2, sqrt, rsqrt, sin, cos, floor, c
 from ..reductions import sum, max, min, argmax, argmin, xor_sum, reduce_or, cumsum, softmax
 from ..hints import (multiple_of, max_contiguous, max_constancy, assume, debug_barrier, static_assert, static_print,
                      async_task)
-from ..debug import device_print, device_assert
+from ..debug import device_print, device_assert, expect_zero
 from ..inline_asm import inline_asm_elementwise
 from ..ranges import range, static_range, condition
 from ..user_reductions import reduce, associative_scan, cumprod
@@ -34,7 +34,8 @@ from ..descriptors import make_tensor_descriptor as _experimental_make_tensor_de
 from ..descriptors import tensor_descriptor as _experimental_tensor_descriptor
 from ..descriptors import nv_tma_desc_type
 from ..dtypes import float8e4nv as float8e4  # Triton 2.1's name of float8e4nv, renamed in 2.2
-from ..atomics import atomic_add, atomic_max, atomic_min, atomic_xchg, atomic_cas, atomic_and, atomic_or, atomic_xor
+from ..atomics import (atomic_add, atomic_max, atomic_min, atomic_xchg, atomic_cas, atomic_and, atomic_or, atomic_xor,
+                       atomic_load, atomic_store, atomic_poll)
 from ..dot import dot
 from ..scaled_dot import dot_scaled
 from . import math  # tl.math.exp etc.
@@ -49,7 +50,7 @@ from . import target_info
 TENSOR_METHODS = (
     "cast", "broadcast_to", "expand_dims", "view", "permute", "ravel", "trans", "split", "join", "interleave",
     "squeeze", "unsqueeze", "store", "cdiv", "atomic_add", "atomic_and", "atomic_cas", "atomic_max", "atomic_min",
-    "atomic_or", "atomic_xchg", "atomic_xor",
+    "atomic_or", "atomic_xchg", "atomic_xor", "atomic_load", "atomic_store", "atomic_poll",
     "sum", "max", "min", "argmax", "argmin", "xor_sum", "reduce_or", "cumsum", "cumprod", "reduce", "associative_scan",
     "sort", "flip", "topk", "gather", "histogram", "sigmoid", "softmax", "exp", "exp2", "log", "log2", "sqrt",
     "rsqrt", "sqrt_rn", "sin", "cos", "abs", "floor", "ceil", "erf", "fma", "umulhi", "item")

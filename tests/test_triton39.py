@@ -1,0 +1,100 @@
+"""The language Triton 3.7-3.9 added (their release notes): atomic loads and stores, a poll on a
+flag, `expect_zero`, `fdiv(..., approx=True)`, chained comparisons (tests/test_divergence.py),
+`squeeze` / `unsqueeze`, and integer `clamp`."""
+import re
+
+import numpy as np
+import pytest
+
+import minitriton as mt
+import minitriton.language as tl
+
+
+@mt.jit
+def publish_kernel(data_ptr, flag_ptr, out_ptr):
+    """Program 0 publishes a value and raises a flag (release); the others spin on the flag
+    (acquire) and then read the value: the classic message-passing pattern."""
+    pid = tl.program_id(0)
+    if pid == 0:
+        tl.store(data_ptr, 42)
+        tl.atomic_store(flag_ptr, 1)
+    else:
+        while tl.atomic_load(flag_ptr) == 0:
+            pass
+        tl.store(out_ptr + pid, tl.load(data_ptr))
+
+
+def test_atomic_load_and_store_pass_a_message_between_programs():
+    data, flag, out = np.zeros(1, np.int32), np.zeros(1, np.int32), np.zeros(4, np.int32)
+    publish_kernel[(4,)](data, flag, out)
+    np.testing.assert_array_equal(out, [0, 42, 42, 42])
+    assert flag[0] == 1
+
+
+@mt.jit
+def ordering_kernel(p, SEM_LOAD: tl.constexpr, SEM_STORE: tl.constexpr):
+    offs = tl.arange(0, 4)
+    v = tl.atomic_load(p + offs, mask=offs < 2, sem=SEM_LOAD)
+    (p + 4 + offs).atomic_store(v + 1, sem=SEM_STORE)        # a tensor method too
+
+
+def test_atomic_load_and_store_take_triton_39s_orders_and_masks():
+    p = np.arange(8, dtype=np.int32)
+    ordering_kernel[(1,)](p, "relaxed", "release")
+    np.testing.assert_array_equal(p[4:], [1, 2, 1, 1])      # masked lanes load 0 here (unspecified)
+    with pytest.raises(ValueError, match=re.escape("tl.atomic_load: sem must be one of ('acquire', 'relaxed'), "
+                                                   "got 'release'")):
+        ordering_kernel[(1,)](p, "release", None)
+    with pytest.raises(ValueError, match="tl.atomic_store: sem must be one of .'release', 'relaxed'., got 'acquire'"):
+        ordering_kernel[(1,)](p, None, "acquire")
+
+
+@mt.jit
+def poll_kernel(flag_ptr, out_ptr, EXPECTED, TIMEOUT: tl.constexpr):
+    ok = tl.atomic_poll(flag_ptr, EXPECTED, timeout_ns=TIMEOUT)
+    tl.store(out_ptr, ok.to(tl.int32))
+
+
+def test_atomic_poll_sees_a_stored_value_and_times_out_or_says_it_cannot_wait():
+    flag, out = np.array([3], np.int32), np.zeros(1, np.int32)
+    poll_kernel[(1,)](flag, out, 3, None)
+    assert out[0] == 1
+    poll_kernel[(1,)](flag, out, 5, 1000)
+    assert out[0] == 0
+    with pytest.raises(NotImplementedError, match="tl.atomic_poll without a timeout"):
+        poll_kernel[(1,)](flag, out, 5, None)
+    with pytest.raises(ValueError, match="scalar 16-, 32- or 64-bit integer"):
+        poll_kernel[(1,)](np.zeros(1, np.float32), out, 5, 0)
+
+
+@mt.jit
+def expect_zero_kernel(x_ptr, out_ptr, N: tl.constexpr):
+    offs = tl.arange(0, N)
+    y = tl.expect_zero(tl.load(x_ptr + offs), offs == 0)
+    tl.store(out_ptr + offs, y * 2)
+
+
+def test_expect_zero_keeps_its_values_and_asserts_them_in_debug_mode():
+    x, out = np.array([0, 1, 2, 3], np.float32), np.zeros(4, np.float32)
+    expect_zero_kernel[(1,)](x, out, 4, debug=True)             # zero where the mask holds
+    np.testing.assert_array_equal(out, 2 * x)
+    x[0] = 1
+    expect_zero_kernel[(1,)](x, out, 4)                         # not checked without debug
+    with pytest.raises(RuntimeError, match="expected to be zero"):
+        expect_zero_kernel[(1,)](x, out, 4, debug=True)
+
+
+@mt.jit
+def shapes_kernel(x_ptr, out_ptr, N: tl.constexpr):
+    offs = tl.arange(0, N)
+    x = tl.load(x_ptr + offs)
+    q = tl.fdiv(x, 3.0, approx=True)
+    c = tl.clamp(offs, 1, N - 2)                                # integers since 3.9
+    s = tl.squeeze(tl.unsqueeze(c, 0), 0)
+    tl.store(out_ptr + offs, q + s)
+
+
+def test_approximate_division_integer_clamp_and_squeeze():
+    x, out = np.arange(8, dtype=np.float32), np.zeros(8, np.float32)
+    shapes_kernel[(1,)](x, out, 8)
+    np.testing.assert_allclose(out, x / 3 + np.clip(np.arange(8), 1, 6), rtol=1e-6)
