@@ -53,8 +53,9 @@ def topk(x, k, dim=None, descending=True):
     first, with descending=False), as Triton's tl.topk."""
     x = to_tensor(x)
     k = int(constexpr_value(k))
-    if not 1 <= k <= x.shape[-1]:
-        raise ValueError(f"tl.topk: k={k} must be between 1 and the last dimension {x.shape[-1]}")
+    if not 1 <= k <= x.shape[-1] or k & (k - 1):
+        raise ValueError(f"tl.topk: k={k} must be a power of 2 between 1 and the last dimension {x.shape[-1]} "
+                         f"(its result is a block, and Triton refuses another k since 3.9)")
     v = np.ascontiguousarray(_sorted(x, dim, bool(constexpr_value(descending)), "topk")[..., :k])
     return tensor(v, x.dtype, x.shape[:-1] + (k,))
 
@@ -159,11 +160,19 @@ def interleave(a, b):
     return tensor(c.v.reshape((c.rows,) + shape), c.dtype, shape)
 
 
-def cat(input, other, can_reorder=False):
-    if not constexpr_value(can_reorder):
-        raise ValueError("tl.cat(..., can_reorder=False) is not supported (as in Triton): pass can_reorder=True, "
-                         "or use tl.join / tl.interleave when the order matters")
+def cat(input, other, can_reorder=False, dim=0):
+    """`can_reorder=True`: two 1-D blocks of one shape joined in any order (here, in order).
+    `can_reorder=False` (Triton 3.7 on; before, refused): the two blocks broadcast to one shape and
+    joined in order along `dim`, doubling it."""
     a, b, dt = operands(input, other)
-    if len(a.shape) != 1 or len(b.shape) != 1:
-        raise ValueError(f"tl.cat joins 1-D blocks (as Triton), got {list(a.shape)} and {list(b.shape)}")
-    return concat([a.to(dt), b.to(dt)], 0)
+    if constexpr_value(can_reorder):
+        if len(a.shape) != 1 or len(b.shape) != 1:
+            raise ValueError(f"tl.cat joins 1-D blocks (as Triton), got {list(a.shape)} and {list(b.shape)}")
+        if a.shape != b.shape:
+            raise ValueError(f"tl.cat: the blocks must have the same shape, got {list(a.shape)} and {list(b.shape)}")
+        return concat([a.to(dt), b.to(dt)], 0)
+    a, b = broadcast(a.to(dt), b.to(dt))
+    dim = constexpr_value(dim)
+    if not a.shape or isinstance(dim, bool) or not isinstance(dim, int) or not -len(a.shape) <= dim < len(a.shape):
+        raise ValueError(f"tl.cat: dim must be an axis of the blocks' shape {list(a.shape)}, got {dim!r}")
+    return concat([a, b], dim % len(a.shape))

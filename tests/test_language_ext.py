@@ -161,13 +161,33 @@ def test_join_split_interleave_cat():
     np.testing.assert_array_equal(np.sort(cat), np.sort(np.concatenate([a, b])))
 
 
-def test_cat_without_reordering_is_refused_as_in_triton():
+def test_cat_without_reordering_joins_in_order_along_a_dim_as_triton_3_7_does():
+    """Triton refused `tl.cat(x, y)` (can_reorder=False) until 3.7, which joins in order along
+    `dim`, the blocks broadcast to one shape; blocks of different shapes are refused (3.9)."""
     @mt.jit
-    def k(a_ptr, N: tl.constexpr):
+    def k(a_ptr, out_ptr, N: tl.constexpr, DIM: tl.constexpr):
+        r = tl.arange(0, N)
+        x = tl.load(a_ptr + r[:, None] * N + r[None, :])
+        y = tl.load(a_ptr + r[None, :])                     # [1, N]: broadcast to [N, N]
+        z = tl.cat(x, y, dim=DIM)
+        tl.store(out_ptr + tl.arange(0, 2 * N * N), tl.reshape(z, (2 * N * N,)))
+
+    @mt.jit
+    def mismatched(a_ptr, N: tl.constexpr):
         x = tl.load(a_ptr + tl.arange(0, N))
-        tl.store(a_ptr + tl.arange(0, 2 * N), tl.cat(x, x))
-    with pytest.raises(ValueError, match="can_reorder"):
-        k[(1,)](np.zeros(16, np.float32), N=8)
+        tl.store(a_ptr + tl.arange(0, 2 * N), tl.cat(x, tl.load(a_ptr + tl.arange(0, 2 * N)), can_reorder=True))
+
+    a = np.arange(16, dtype=np.float32)
+    for dim in (0, 1, -1):
+        out = np.zeros(32, np.float32)
+        k[(1,)](a, out, N=4, DIM=dim)
+        x = a.reshape(4, 4)
+        np.testing.assert_array_equal(out.reshape((8, 4) if dim == 0 else (4, 8)),
+                                      np.concatenate([x, np.broadcast_to(x[:1], (4, 4))], axis=dim))
+    with pytest.raises(ValueError, match="dim must be an axis"):
+        k[(1,)](a, np.zeros(32, np.float32), N=4, DIM=2)
+    with pytest.raises(ValueError, match="the same shape"):
+        mismatched[(1,)](np.zeros(16, np.float32), N=4)
 
 
 @mt.jit

@@ -98,3 +98,19 @@ def test_approximate_division_integer_clamp_and_squeeze():
     x, out = np.arange(8, dtype=np.float32), np.zeros(8, np.float32)
     shapes_kernel[(1,)](x, out, 8)
     np.testing.assert_allclose(out, x / 3 + np.clip(np.arange(8), 1, 6), rtol=1e-6)
+
+
+@mt.jit
+def topk_kernel(x_ptr, out_ptr, K: tl.constexpr):
+    x = tl.load(x_ptr + tl.arange(0, 8))
+    top = tl.topk(x, K)
+    tl.store(out_ptr + tl.arange(0, K), top)
+
+
+def test_topk_takes_a_power_of_two_k_no_larger_than_its_block():
+    x, out = np.arange(8, dtype=np.int32), np.zeros(8, np.int32)
+    topk_kernel[(1,)](x, out, 4)
+    np.testing.assert_array_equal(out[:4], [7, 6, 5, 4])
+    for k in (3, 16):
+        with pytest.raises(ValueError, match=f"tl.topk: k={k} must be a power of 2"):
+            topk_kernel[(1,)](x, out, k)
