@@ -7,8 +7,6 @@ import contextlib
 import importlib.util
 import io
 
-import re
-
 import numpy as np
 import pytest
 
@@ -379,112 +377,6 @@ def test_a_number_held_in_a_variable_is_a_tensor_when_used_as_one():
     np.testing.assert_array_equal(out, 3 + 3 + 1 + 1)
 
 
-@mt.jit
-def carried_kernel(out_ptr, n, KIND: tl.constexpr):
-    acc = 0
-    block = tl.zeros((4,), tl.float32)
-    if KIND == "number":
-        for i in range(n):
-            acc += 1.5                              # int32 to fp32
-    elif KIND == "block":
-        for i in range(n):
-            block = block.to(tl.float16)            # fp32[4] to fp16[4]
-    elif KIND == "shape":
-        k = 0
-        while k < n:
-            block = block[None, :] + 1              # fp32[4] to fp32[1, 4]
-            k += 1
-    elif KIND == "static":
-        for i in tl.static_range(2):
-            block = block[None, :]                  # unrolled: no loop to type
-    else:
-        acc = acc.to(tl.float32)
-        for i in range(n):
-            acc += 1.5
-    tl.store(out_ptr + tl.arange(0, 4), tl.reshape(block, (4,)) + acc)
-
-
-@pytest.mark.parametrize("kind, trips", [("number", 1), ("number", 3), ("block", 2), ("shape", 1)])
-def test_a_loop_that_changes_a_carried_variables_type_is_refused(kind, trips):
-    """Triton compiles a loop only if each variable it carries keeps its type and shape
-    (test_for_iv converts its `acc = 0` to int64 before the loop for this reason); a number assigned
-    in a kernel counts as the tensor Triton makes it (int32, fp32)."""
-    out = np.zeros(4, np.float32)
-    with pytest.raises(AssertionError, match="Loop-carried variable (acc|block) has initial type (int32|fp32\\[4\\]) "
-                                             "but is re-assigned to (fp32|fp16\\[4\\]|fp32\\[1, 4\\]) in loop"):
-        carried_kernel[(1,)](out, trips, kind)
-    carried_kernel[(1,)](out, 0, "static")          # a static_range is unrolled, as Triton compiles it
-    carried_kernel[(1,)](out, 2, "consistent")
-    np.testing.assert_array_equal(out, 3.0)
-
-
-@mt.jit
-def branch_type_kernel(out_ptr, n, KIND: tl.constexpr):
-    x = tl.arange(0, 4)
-    y = 0
-    if KIND == "then":
-        if n > 0:                   # a runtime condition: Triton types both sides
-            x = x.to(tl.float32)
-    elif KIND == "else":
-        if n > 0:
-            y = 2
-        else:
-            y = 2.5                 # int32 to fp32
-    elif KIND == "constexpr":
-        if KIND == "constexpr":     # a compile-time condition: only the side taken is compiled
-            x = x.to(tl.float32)
-    else:
-        if n > 0:
-            x = x + 1
-            y = 3
-    tl.store(out_ptr + tl.arange(0, 4), x + y)
-
-
-@pytest.mark.parametrize("kind, n, message", [
-    ("then", 3, "initial value for `x` is of type int32\\[4\\], but the then block redefines it as fp32\\[4\\]"),
-    ("else", 0, "initial value for `y` is of type int32, but the else block redefines it as fp32")])
-def test_an_if_on_a_runtime_condition_keeps_its_variables_types(kind, n, message):
-    # (n = 1 would be a compile-time condition: Triton specialises an integer argument equal to 1)
-    out = np.zeros(4, np.float32)
-    with pytest.raises(AssertionError, match=message):
-        branch_type_kernel[(1,)](out, n, kind)
-    branch_type_kernel[(1,)](out, 1, "constexpr")
-    np.testing.assert_array_equal(out, [0, 1, 2, 3])
-    branch_type_kernel[(1,)](out, 3, "same")
-    np.testing.assert_array_equal(out, [4, 5, 6, 7])
-
-
-@mt.jit
-def math_dtype_kernel(x_ptr, out_ptr, FN: tl.constexpr, DT: tl.constexpr):
-    offs = tl.arange(0, 4)
-    x = tl.load(x_ptr + offs).to(DT)
-    if FN == "exp":
-        y = tl.exp(x)
-    elif FN == "sqrt_rn":
-        y = tl.math.sqrt_rn(x)
-    elif FN == "umulhi":
-        y = tl.umulhi(x, x)
-    else:
-        y = tl.sigmoid(x)
-    tl.store(out_ptr + offs, y.to(tl.float32))
-
-
-@pytest.mark.parametrize("fn, dt, accepted", [
-    ("exp", tl.float16, "['fp32', 'fp64']"), ("exp", tl.bfloat16, "['fp32', 'fp64']"),
-    ("exp", tl.int32, "['fp32', 'fp64']"), ("sigmoid", tl.float16, "['fp32', 'fp64']"),
-    ("sqrt_rn", tl.float64, "['fp32']"), ("umulhi", tl.int16, "['int32', 'int64', 'uint32', 'uint64']")])
-def test_math_functions_take_the_types_triton_has_them_for(fn, dt, accepted):
-    """Triton's math functions follow libdevice: exp, log, sqrt, sin... take fp32 and fp64 (a
-    kernel casts its fp16 block first), the correctly rounded ones fp32, umulhi 32- and 64-bit
-    integers; another type is a ValueError with Triton's message."""
-    x, out = np.arange(1, 5, dtype=np.float32), np.zeros(4, np.float32)
-    with pytest.raises(ValueError, match=re.escape(f"Expected dtype {accepted} but got {dt}")):
-        math_dtype_kernel[(1,)](x, out, fn, dt)
-    math_dtype_kernel[(1,)](x, out, fn, tl.float32 if fn != "umulhi" else tl.int32)
-    expected = {"exp": np.exp(x), "sqrt_rn": np.sqrt(x), "umulhi": np.zeros(4), "sigmoid": 1 / (1 + np.exp(-x))}[fn]
-    np.testing.assert_allclose(out, expected, rtol=1e-6)
-
-
 # ---------------------------------------------------------------- tuple arguments and warmup
 @mt.jit
 def tuple_arguments_kernel(pair, scale, N: tl.constexpr):
@@ -675,24 +567,6 @@ def test_an_assert_in_a_branch_is_checked_only_by_programs_taking_it():
         run([5, 0, 0, 0])
     with np.errstate(divide="ignore"):
         np.testing.assert_array_equal(run([5, 0, 0, 5], debug=False)[[0, 1, 3]], [2, 0, 0])   # not checked
-
-
-@mt.jit
-def python_assert_kernel(O, N: tl.constexpr):
-    assert N % 16 == 0, "N must be a multiple of 16"
-    tl.store(O, N)
-
-
-def test_a_python_assert_in_a_kernel_is_a_device_assert():
-    """Triton's front end turns `assert` into tl.device_assert even when the test is a Python
-    value, so a false one is checked in debug mode only (tl.static_assert checks at compile time)."""
-    o = np.zeros(1, np.int32)
-    python_assert_kernel[(1,)](o, 24)
-    assert o[0] == 24
-    with pytest.raises(AssertionError, match="N must be a multiple of 16"):
-        python_assert_kernel[(1,)](o, 40, debug=True)
-    python_assert_kernel[(1,)](o, 32, debug=True)
-    assert o[0] == 32
 
 
 PLAIN_GLOBAL = 3
