@@ -145,11 +145,13 @@ def cumsum(input, axis=0, reverse=False, dtype=None):
 
 
 def softmax(x, dim=None, keep_dims=False, ieee_rounding=False):
-    """Triton's since 3.2: along `dim` (0 when None), the max and the sum kept to broadcast only
-    where `keep_dims` says so, as there: along the last of two dims without `keep_dims`, the
-    row of maxima meets the block from the right, and a shape mismatch is refused."""
+    """Along `dim` (0 when None), as Triton 3.9 computes it.  Triton 3.2-3.8 kept the max and the
+    sum's reduced dimension only with `keep_dims`, so along a later dimension without it the row
+    of maxima met the block from the right: a shape error, or on a square block a softmax along
+    the wrong axis, which 3.9's release notes list as a wrong result fixed.  The result has the
+    block's shape either way."""
     axis = constexpr_value(dim)
     axis = 0 if axis is None else axis
-    z = to_tensor(x) - max(x, axis, keep_dims=keep_dims)
+    z = to_tensor(x) - max(x, axis, keep_dims=True)
     num = exp(z)
-    return fdiv(num, sum(num, axis, keep_dims=keep_dims), ieee_rounding)
+    return fdiv(num, sum(num, axis, keep_dims=True), ieee_rounding)

@@ -445,11 +445,15 @@ def test_softmax_takes_dim_and_keep_dims(form, axis):
     np.testing.assert_allclose(y, e / e.sum(axis, keepdims=True), rtol=1e-6)
 
 
-def test_softmax_along_rows_without_keep_dims_is_a_shape_error():
-    """The row of maxima (4,) meets the (4, 8) block from the right, so Triton refuses it."""
-    x = np.zeros((4, 8), np.float32)
-    with pytest.raises(ValueError, match="incompatible block shapes"):
-        softmax_forms_kernel[(1,)](x, np.zeros_like(x), 4, 8, 3)
+@pytest.mark.parametrize("m, n", [(4, 8), (4, 4)])
+def test_softmax_along_rows_without_keep_dims_is_along_rows_as_triton_3_9_fixed_it(m, n):
+    """Before 3.9 the row of maxima met the block from the right: a shape error on (4, 8), and on
+    a square block a softmax down the columns; 3.9 lists that as a wrong result fixed."""
+    x = np.random.default_rng(m * n).standard_normal((m, n)).astype(np.float32)
+    y = np.zeros_like(x)
+    softmax_forms_kernel[(1,)](x, y, m, n, 3)
+    e = np.exp(x - x.max(1, keepdims=True))
+    np.testing.assert_allclose(y, e / e.sum(1, keepdims=True), rtol=1e-6)
 
 
 @mt.jit
