@@ -115,6 +115,8 @@ def histogram(input, num_bins, mask=None):
     num_bins = int(constexpr_value(num_bins))
     if not x.dtype.is_int() or len(x.shape) != 1:
         raise TypeError(f"tl.histogram needs a 1-D integer block, got {x.dtype} {list(x.shape)}")
+    if x.dtype.bits != 32:      # Triton's lowering reads 32-bit lanes; 3.9 refuses another width
+        raise ValueError(f"tl.histogram needs 32-bit integers (int32 or uint32), got {x.dtype}")
     parts = [x.v.astype(np.int64)]
     if mask is not None:
         parts.append(broadcast_to(to_tensor(mask), x.shape).v.astype(bool))

@@ -114,3 +114,18 @@ def test_topk_takes_a_power_of_two_k_no_larger_than_its_block():
     for k in (3, 16):
         with pytest.raises(ValueError, match=f"tl.topk: k={k} must be a power of 2"):
             topk_kernel[(1,)](x, out, k)
+
+
+@mt.jit
+def histogram_width_kernel(x_ptr, h_ptr, DT: tl.constexpr):
+    x = tl.load(x_ptr + tl.arange(0, 8)).to(DT)
+    tl.store(h_ptr + tl.arange(0, 4), tl.histogram(x, 4))
+
+
+@pytest.mark.parametrize("dt", [tl.int16, tl.int64, tl.uint8])
+def test_histogram_takes_32_bit_integers_as_triton_39_requires(dt):
+    x, h = np.arange(8, dtype=np.int32) % 4, np.zeros(4, np.int32)
+    histogram_width_kernel[(1,)](x, h, tl.uint32)
+    np.testing.assert_array_equal(h, [2, 2, 2, 2])
+    with pytest.raises(ValueError, match=f"tl.histogram needs 32-bit integers .int32 or uint32., got {dt}"):
+        histogram_width_kernel[(1,)](x, h, dt)
