@@ -129,3 +129,29 @@ def test_histogram_takes_32_bit_integers_as_triton_39_requires(dt):
     np.testing.assert_array_equal(h, [2, 2, 2, 2])
     with pytest.raises(ValueError, match=f"tl.histogram needs 32-bit integers .int32 or uint32., got {dt}"):
         histogram_width_kernel[(1,)](x, h, dt)
+
+
+@mt.jit
+def xorsign_kernel(a_ptr, b_ptr, out_ptr):
+    offs = tl.arange(0, 4)
+    a, b = tl.load(a_ptr + offs), tl.load(b_ptr + offs)
+    tl.store(out_ptr + offs, tl.extra.cuda.min_nan_xorsign_abs_f32(a, b))
+    tl.store(out_ptr + 4 + offs, tl.extra.cuda.max_nan_xorsign_abs_f32(a, b))
+
+
+def test_triton_37s_cuda_names_and_descriptor_options():
+    """tl.extra.cuda's NaN-propagating xorsign min/max (PTX min.NaN.xorsign.abs.f32), the fp4 pair
+    conversion refused by name, and TensorDescriptor's round_f32_to_tf32 option (off runs; on is
+    refused by name)."""
+    from minitriton.tools.tensor_descriptor import TensorDescriptor
+    a = np.array([1, -2, np.nan, 3], np.float32)
+    b = np.array([-3, -1, 1, 5], np.float32)
+    out = np.zeros(8, np.float32)
+    xorsign_kernel[(1,)](a, b, out)
+    np.testing.assert_array_equal(out, [-1, 1, np.nan, 3, -3, 2, np.nan, 5])
+    with pytest.raises(NotImplementedError, match="f32_to_e2m1x2"):
+        tl.extra.cuda.f32_to_e2m1x2
+    x = np.zeros((16, 16), np.float32)
+    assert not TensorDescriptor.from_tensor(x, [16, 16], round_f32_to_tf32=False).round_f32_to_tf32
+    with pytest.raises(NotImplementedError, match="round_f32_to_tf32=True"):
+        TensorDescriptor.from_tensor(x, [16, 16], round_f32_to_tf32=True)

@@ -24,6 +24,7 @@ class TensorDescriptor:
     strides: list
     block_shape: list
     padding: str = field(default="zero")
+    round_f32_to_tf32: bool = field(default=False)      # Triton 3.7's option (below)
 
     def __post_init__(self):
         if not isinstance(self.base, np.ndarray):
@@ -57,13 +58,16 @@ class TensorDescriptor:
             raise ValueError(f"TensorDescriptor: the last dimension must be contiguous (stride 1), got {self.strides}")
         if self.padding not in ("zero", "nan"):
             raise ValueError(f"TensorDescriptor: padding must be 'zero' or 'nan', got {self.padding!r}")
+        if self.round_f32_to_tf32:      # which tie rule TMA's conversion uses is not pinned down here
+            raise NotImplementedError("TensorDescriptor(round_f32_to_tf32=True) is not supported by minitriton yet "
+                                      "(round in the kernel with tl.extra.cuda.round_f32_to_tf32(x, 'rn' or 'rna'))")
 
     @staticmethod
-    def from_tensor(tensor: np.ndarray, block_shape, padding="zero") -> "TensorDescriptor":
+    def from_tensor(tensor: np.ndarray, block_shape, padding="zero", round_f32_to_tf32=False) -> "TensorDescriptor":
         """A descriptor of the whole array (its shape and strides)."""
         if not isinstance(tensor, np.ndarray):
             raise TypeError(f"TensorDescriptor.from_tensor: expected a numpy array, got {type(tensor).__name__}")
         if any(s % tensor.itemsize for s in tensor.strides):
             raise ValueError(f"TensorDescriptor.from_tensor: strides {tensor.strides} are not whole elements")
         return TensorDescriptor(tensor, list(tensor.shape), [s // tensor.itemsize for s in tensor.strides],
-                                list(block_shape), padding)
+                                list(block_shape), padding, round_f32_to_tf32)

@@ -68,6 +68,16 @@ min_xorsign_abs_f32 = _xorsign("min_xorsign_abs_f32", np.minimum, np.fmin)
 max_xorsign_abs_f32 = _xorsign("max_xorsign_abs_f32", np.maximum, np.fmax)
 
 
+def min_nan_xorsign_abs_f32(a, b):
+    """Triton 3.7's name of PTX's min.NaN.xorsign.abs.f32: min_xorsign_abs_f32 with NaNs propagated."""
+    return min_xorsign_abs_f32(a, b, propagate_nan=PROPAGATE_ALL)
+
+
+def max_nan_xorsign_abs_f32(a, b):
+    """max.NaN.xorsign.abs.f32: max_xorsign_abs_f32 with NaNs propagated."""
+    return max_xorsign_abs_f32(a, b, propagate_nan=PROPAGATE_ALL)
+
+
 def exp2_ftz(x):
     """2**x in fp32, subnormal inputs and results flushed to zero (ex2.approx.ftz.f32; computed
     exactly here, within the instruction's error)."""
