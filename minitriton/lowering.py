@@ -130,6 +130,26 @@ def _get(names):
     return _call("get", ast.Call(func=ast.Name("locals", ast.Load()), args=[], keywords=[]), _strs(names))
 
 
+def _defined(stmts) -> set:
+    """The names a statement list leaves bound as Triton's front end scopes them: an `if` only
+    what both its sides bind, a loop nothing its body binds (what a loop carries was bound before
+    it).  Python leaves more bound; these are the names a later loop or `if` may carry in."""
+    out = set()
+    for s in stmts:
+        if isinstance(s, ast.If):
+            out |= _defined(s.body) & _defined(s.orelse)
+        elif isinstance(s, (ast.For, ast.While, ast.AsyncFor)):
+            continue
+        elif isinstance(s, (ast.With, ast.AsyncWith)):
+            out |= set(_assigned([ast.Expr(item.optional_vars) for item in s.items if item.optional_vars])) | \
+                _defined(s.body)
+        elif isinstance(s, ast.Try):
+            out |= _defined(s.body) | _defined(s.finalbody)
+        else:
+            out |= set(_assigned([s]))
+    return out
+
+
 def _carry(loop, names, node) -> list:
     """The loop's carried variables as it starts (control.Loop.carry), so that a trip that changes
     one's type is refused, as Triton refuses it (an error said at the loop's line)."""
@@ -175,7 +195,7 @@ class _Lower(ast.NodeTransformer):
         """Lower a statement list, dropping what follows a jump (unreachable in Python)."""
         out, outer = [], set(self.bound)
         for s in stmts:
-            binds = _assigned([s])
+            binds = _defined([s])
             r = self.visit(s)
             self.bound.update(binds)
             out.extend(r if isinstance(r, list) else [r])
@@ -208,7 +228,7 @@ class _Lower(ast.NodeTransformer):
             handle = self.fresh("lk")
             target = _names_tuple(reads, ast.Store) if reads else ast.Name(self.fresh("lk"), ast.Store())
             head = self.block(stmts[:i])
-            self.bound = set(before)
+            self.bound = set(bound) | _defined(stmts[:i])
             return head + [
                 ast.Assign(targets=[ast.Name(handle, ast.Store())], value=ast.Call(
                     func=ast.Attribute(value=ast.Name(_LOCKS, ast.Load()), attr="Rounds", ctx=ast.Load()),
@@ -256,7 +276,21 @@ class _Lower(ast.NodeTransformer):
             _if(_attr(b, "split"), [_assign_back(names, _method(b, "otherwise", _strs(names), _get(names)))]),
             _if(_attr(b, "orelse"), self.block(node.orelse) + (checked("else") if node.orelse else [])),
             _if(_attr(b, "split"), [_assign_back(names, _method(b, "merge", _get(names)))]),
+            *self._one_sided(b, node),
         ]
+
+    def _one_sided(self, b, node) -> list:
+        """After an if on a runtime condition, a name that only one side binds (and that was not
+        bound before) is gone, as in Triton, whose front end defines after the if only what both
+        sides define: reading it is a NameError there and here."""
+        then, orelse = set(_assigned(node.body)), set(_assigned(node.orelse))
+        gone = sorted((then ^ orelse) - self.bound - set(self.skip))
+        if not gone:
+            return []
+        forget = [ast.Try(body=[ast.Delete(targets=[ast.Name(n, ast.Del())])],
+                          handlers=[ast.ExceptHandler(type=ast.Name("NameError", ast.Load()), name=None,
+                                                      body=[ast.Pass()])], orelse=[], finalbody=[]) for n in gone]
+        return [_if(_attr(b, "typed"), forget)]
 
     def _loop_tail(self, loop, names, reads):
         tail = [_if(_attr(loop, "sync"), [_assign_back(names, _method(loop, "close", _get(names)))],

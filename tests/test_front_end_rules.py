@@ -133,3 +133,43 @@ def test_math_functions_take_the_types_triton_has_them_for(fn, dt, accepted):
     math_dtype_kernel[(1,)](x, out, fn, tl.float32 if fn != "umulhi" else tl.int32)
     expected = {"exp": np.exp(x), "sqrt_rn": np.sqrt(x), "umulhi": np.zeros(4), "sigmoid": 1 / (1 + np.exp(-x))}[fn]
     np.testing.assert_allclose(out, expected, rtol=1e-6)
+
+
+@mt.jit
+def two_loops_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    """Liger-Kernel's cross entropy in miniature: the second loop reuses a name the first bound,
+    with another type; Triton scopes a loop body's names to the loop, so nothing is carried."""
+    m = float("-inf")
+    for i in range(0, n, BLOCK):
+        block = tl.load(x_ptr + i + tl.arange(0, BLOCK))          # fp16
+        m = tl.maximum(m, tl.max(block.to(tl.float32)))
+    for i in range(0, n, BLOCK):
+        block = tl.load(x_ptr + i + tl.arange(0, BLOCK))
+        block = tl.exp(block.to(tl.float32) - m)                  # fp32: a new variable, as Triton sees it
+        tl.store(out_ptr + i + tl.arange(0, BLOCK), block)
+
+
+def test_a_name_bound_in_an_earlier_loop_is_not_carried_by_a_later_one():
+    x = np.arange(8, dtype=np.float16)
+    out = np.zeros(8, np.float32)
+    two_loops_kernel[(1,)](x, out, 8, BLOCK=4)
+    np.testing.assert_allclose(out, np.exp(x.astype(np.float32) - 7), rtol=1e-6)
+
+
+@mt.jit
+def one_sided_kernel(out_ptr, n, READ_AFTER: tl.constexpr):
+    x = tl.arange(0, 4)
+    if n > 0:                   # a runtime condition
+        z = x + 1
+        tl.store(out_ptr + x, z)
+    if READ_AFTER:
+        tl.store(out_ptr + x, z)
+
+
+def test_a_name_only_one_side_of_a_runtime_if_binds_is_gone_after_it():
+    """Triton defines after an if on a runtime condition only what both sides bind."""
+    out = np.zeros(4, np.int32)
+    one_sided_kernel[(1,)](out, 3, False)
+    np.testing.assert_array_equal(out, [1, 2, 3, 4])
+    with pytest.raises(NameError, match="'z'"):
+        one_sided_kernel[(1,)](out, 3, True)
