@@ -21,9 +21,10 @@ _SEMANTICS = (None, "acquire", "release", "acq_rel", "relaxed")
 _SCOPES = (None, "gpu", "cta", "sys")
 
 
-def _check_order(what, sem, scope):
-    if sem not in _SEMANTICS:
-        raise ValueError(f"tl.{what}: sem must be one of {_SEMANTICS[1:]}, got {sem!r}")
+def _check_order(what, sem, scope, sems=_SEMANTICS[1:]):
+    """`sems`: the memory orders this atomic takes (a load has no release, a store no acquire)."""
+    if sem is not None and sem not in sems:
+        raise ValueError(f"tl.{what}: sem must be one of {sems}, got {sem!r}")
     if scope not in _SCOPES:
         raise ValueError(f"tl.{what}: scope must be one of {_SCOPES[1:]}, got {scope!r}")
 
@@ -172,25 +173,18 @@ def atomic_xor(pointer, val, mask=None, sem=None, scope=None):
     return _atomic("xor", pointer, val, mask, sem, scope)
 
 
-def _check_triton39(what, sem, allowed, scope):
-    if sem not in (None,) + allowed:
-        raise ValueError(f"tl.{what}: sem must be one of {allowed}, got {sem!r}")
-    if scope not in _SCOPES:
-        raise ValueError(f"tl.{what}: scope must be one of {_SCOPES[1:]}, got {scope!r}")
-
-
 def atomic_load(pointer, mask=None, sem=None, scope=None):
     """Triton 3.9's atomic load ("acquire", the default, or "relaxed").  Programs take turns
     here, so it reads what the programs before it stored, as every load does; a masked-off lane's
     value is unspecified (0 here).  Loop-invariant code motion leaves it in its loop (hoisting.py
     moves only calls it knows to be pure), so a spin on it sees other programs' stores."""
-    _check_triton39("atomic_load", sem, ("acquire", "relaxed"), scope)
+    _check_order("atomic_load", sem, scope, ("acquire", "relaxed"))
     return load(check_pointer(pointer, "atomic_load"), mask=mask, volatile=True)
 
 
 def atomic_store(pointer, val, mask=None, sem=None, scope=None):
     """Triton 3.9's atomic store ("release", the default, or "relaxed")."""
-    _check_triton39("atomic_store", sem, ("release", "relaxed"), scope)
+    _check_order("atomic_store", sem, scope, ("release", "relaxed"))
     pointer = check_pointer(pointer, "atomic_store")
     check_not_const(pointer)
     return store(pointer, val, mask=mask)
@@ -202,7 +196,7 @@ def atomic_poll(pointer, expected_value, sem=None, scope=None, timeout_ns=None):
     will store before it polls, so a value that is not there yet comes only from a program that
     runs later: with a timeout the poll times out (False); without one it would wait for that
     program, which lockstep cannot run in between, and the poll says so by name."""
-    _check_triton39("atomic_poll", sem, ("acquire", "relaxed"), scope)
+    _check_order("atomic_poll", sem, scope, ("acquire", "relaxed"))
     pointer = check_pointer(pointer, "atomic_poll")
     if pointer.shape or not pointer.buf.dtype.is_int() or pointer.buf.dtype.bits not in (16, 32, 64):
         raise ValueError(f"tl.atomic_poll: the pointer must be to a scalar 16-, 32- or 64-bit integer, got "

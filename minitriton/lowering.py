@@ -127,7 +127,9 @@ def _strs(names):
 
 
 def _get(names):
-    return _call("get", ast.Call(func=ast.Name("locals", ast.Load()), args=[], keywords=[]), _strs(names))
+    """The named locals' values (UNDEF for an unbound one); `names` a list, or an expression giving them."""
+    return _call("get", ast.Call(func=ast.Name("locals", ast.Load()), args=[], keywords=[]),
+                 names if isinstance(names, ast.AST) else _strs(names))
 
 
 def _defined(stmts) -> set:
@@ -160,8 +162,7 @@ def _same_types(loop, names, node, tail=False) -> list:
     """The carried variables' types checked (the names carry kept: those defined as the loop starts)."""
     if not names:
         return []
-    call = ast.Expr(_method(loop, "same_types", _call("get", ast.Call(func=ast.Name("locals", ast.Load()), args=[],
-                                                                      keywords=[]), _attr(loop, "carried"))))
+    call = ast.Expr(_method(loop, "same_types", _get(_attr(loop, "carried"))))
     return [ast.copy_location(_if(_attr(loop, "carried" if tail else "types_due"), [call]), node)]
 
 
